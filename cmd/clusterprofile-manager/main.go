@@ -1,0 +1,30 @@
+// Command clusterprofile-manager runs the hub controllers that publish OCM
+// ManagedClusters as ClusterProfiles.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+func main() {
+	opts, zapOpts, err := parseOptions(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(zapOpts)))
+	ctx := ctrl.SetupSignalHandler()
+	cfg, err := ctrl.GetConfig()
+	if err == nil {
+		cfg.QPS, cfg.Burst = opts.qps, opts.burst
+		err = start(ctx, cfg, opts.manager)
+	}
+	if err != nil {
+		ctrl.Log.Error(err, "clusterprofile-manager failed")
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	goflag "flag"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/hubmanager"
+)
+
+// options are the command-line settings: the manager's, plus the client's rate limits.
+type options struct {
+	manager hubmanager.Options
+	qps     float32
+	burst   int
+}
+
+func parseOptions(args []string) (*options, *zap.Options, error) {
+	gates := features.NewGate()
+	o := &options{manager: hubmanager.Options{FeatureGates: gates}}
+	m := &o.manager
+	fs := pflag.NewFlagSet("clusterprofile-manager", pflag.ContinueOnError)
+	gates.AddFlag(fs)
+	fs.StringVar(&m.ClusterManagerName, "cluster-manager-name", clusterprofile.DefaultManagerName,
+		"Cluster manager name written on every ClusterProfile (spec.clusterManager.name and the x-k8s.io/cluster-manager label).")
+	fs.BoolVar(&m.LeaderElect, "leader-elect", false, "Elect a leader so that only one replica writes.")
+	fs.StringVar(&m.LeaderElectionNamespace, "leader-election-namespace", "",
+		"Namespace of the leader election Lease (default: the pod's namespace).")
+	fs.StringVar(&m.MetricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
+	fs.StringVar(&m.ProbeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 disables them.")
+	fs.IntVar(&m.MirrorWorkers, "mirror-workers", 16, "ManagedClusters the mirror reconciles in parallel.")
+	fs.BoolVar(&m.CleanupDisabled, "cleanup-disabled-features", false,
+		"When a feature gate is off, delete once at start what that feature published (for ClusterProfile: the profiles this mirror wrote).")
+	fs.DurationVar(&m.GracefulShutdownTimeout, "graceful-shutdown-timeout", 30*time.Second, "How long in-flight reconciles get to finish on shutdown.")
+	fs.Float32Var(&o.qps, "kube-api-qps", 50, "Queries per second allowed towards the hub API server.")
+	fs.IntVar(&o.burst, "kube-api-burst", 100, "Burst of queries allowed towards the hub API server.")
+
+	zapOpts := &zap.Options{}
+	gofs := goflag.NewFlagSet("", goflag.ContinueOnError)
+	zapOpts.BindFlags(gofs)
+	// controller-runtime registers --kubeconfig on the standard flag set.
+	if kubeconfig := goflag.CommandLine.Lookup("kubeconfig"); kubeconfig != nil {
+		gofs.Var(kubeconfig.Value, kubeconfig.Name, kubeconfig.Usage)
+	}
+	fs.AddGoFlagSet(gofs)
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, err
+	}
+	if m.ClusterManagerName == "" {
+		return nil, nil, fmt.Errorf("--cluster-manager-name must not be empty")
+	}
+	return o, zapOpts, nil
+}
+
+func start(ctx context.Context, cfg *rest.Config, opts hubmanager.Options) error {
+	mgr, err := hubmanager.New(ctx, cfg, opts)
+	if err != nil {
+		return err
+	}
+	ctrl.Log.WithName("setup").Info("Starting clusterprofile-manager",
+		"clusterManagerName", opts.ClusterManagerName, "mirror", opts.FeatureGates.Enabled(features.ClusterProfile))
+	return mgr.Start(ctx)
+}

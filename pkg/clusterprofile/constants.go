@@ -1,0 +1,26 @@
+package clusterprofile
+
+import (
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+)
+
+const (
+	// DefaultManagerName is the cluster manager name OCM uses for its profiles.
+	DefaultManagerName = "open-cluster-management"
+
+	// LabelClusterManager marks the cluster manager that owns a profile.
+	LabelClusterManager = cpv1alpha1.LabelClusterManagerKey
+	// LabelClusterSet names the ManagedClusterSet a profile was published for.
+	LabelClusterSet = cpv1alpha1.LabelClusterSetKey
+	// LabelClusterName names the ManagedCluster a profile describes.
+	LabelClusterName = clusterv1.ClusterNameLabelKey
+
+	// ConditionControlPlaneHealthy is the KEP-4322 control plane condition.
+	ConditionControlPlaneHealthy = cpv1alpha1.ClusterConditionControlPlaneHealthy
+	// ConditionJoined tells whether the cluster has joined its manager.
+	ConditionJoined = "Joined"
+
+	// CRDName is the name of the ClusterProfile CustomResourceDefinition.
+	CRDName = "clusterprofiles.multicluster.x-k8s.io"
+)

@@ -1,0 +1,31 @@
+// Package features declares the feature gates of clusterprofile-manager.
+//
+// Gate names follow OCM's, so that the flags users already type for the
+// registration hub (`--feature-gates=ClusterProfile=true`) work here too.
+package features
+
+import (
+	"k8s.io/component-base/featuregate"
+)
+
+const (
+	// ClusterProfile publishes every ManagedCluster as a ClusterProfile in the
+	// namespaces bound to a set that contains it.
+	ClusterProfile featuregate.Feature = "ClusterProfile"
+)
+
+var defaultFeatureGates = map[featuregate.Feature]featuregate.FeatureSpec{
+	ClusterProfile: {Default: false, PreRelease: featuregate.Alpha},
+}
+
+// NewGate returns a fresh gate that knows every feature of the manager, all at
+// their defaults. Each process (and each test) gets its own, so nothing
+// depends on package-level mutable state.
+func NewGate() featuregate.MutableFeatureGate {
+	gate := featuregate.NewFeatureGate()
+	if err := gate.Add(defaultFeatureGates); err != nil {
+		// Only a programming error (a duplicate name above) can get here.
+		panic(err)
+	}
+	return gate
+}

@@ -1,0 +1,166 @@
+// Package hubmanager assembles clusterprofile-manager: the scheme, the
+// controller-runtime manager with its caches, and every capability that its
+// feature gates turn on. cmd/clusterprofile-manager only parses flags; tests,
+// the benchmark and the demo build the very same manager through New.
+package hubmanager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/component-base/featuregate"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	operatorv1 "open-cluster-management.io/api/operator/v1"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
+)
+
+// Options configure the manager; cmd/clusterprofile-manager maps its flags here.
+type Options struct {
+	FeatureGates            featuregate.FeatureGate
+	ClusterManagerName      string
+	LeaderElect             bool
+	LeaderElectionNamespace string
+	MetricsAddr             string
+	ProbeAddr               string
+	MirrorWorkers           int
+	// CleanupDisabled deletes, once at start, what a disabled feature published.
+	CleanupDisabled         bool
+	GracefulShutdownTimeout time.Duration
+	// Controller holds controller-runtime's controller defaults.
+	Controller config.Controller
+}
+
+// NewScheme knows every type the manager reads or writes.
+func NewScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, clusterv1.Install, clusterv1beta2.Install,
+		operatorv1.Install, cpv1alpha1.AddToScheme,
+	} {
+		if err := add(scheme); err != nil {
+			panic(err) // only a broken build can get here
+		}
+	}
+	return scheme
+}
+
+// New builds the manager with every enabled capability set up; Start runs it.
+func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, error) {
+	if opts.FeatureGates == nil {
+		opts.FeatureGates = features.NewGate()
+	}
+	if opts.ClusterManagerName == "" {
+		opts.ClusterManagerName = clusterprofile.DefaultManagerName
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  NewScheme(),
+		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:  opts.ProbeAddr,
+		LeaderElection:          opts.LeaderElect,
+		LeaderElectionID:        "clusterprofile-manager.open-cluster-management.io",
+		LeaderElectionNamespace: opts.LeaderElectionNamespace,
+		// Step down at once on shutdown so a standby replica takes over quickly.
+		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       &opts.GracefulShutdownTimeout,
+		Cache:                         cacheOptions(),
+		Controller:                    opts.Controller,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	metrics.Register()
+	if err := errors.Join(mgr.AddHealthzCheck("healthz", healthz.Ping), mgr.AddReadyzCheck("readyz", healthz.Ping)); err != nil {
+		return nil, err
+	}
+	if err := setupMirror(ctx, mgr, opts); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// cacheOptions keep the informer caches small: managedFields are dropped
+// except this project's own entries on ClusterProfiles (the no-op check reads
+// them), and only the ClusterProfile CRD is watched among CRDs.
+func cacheOptions() cache.Options {
+	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&cpv1alpha1.ClusterProfile{}: {Transform: clusterprofile.KeepOwnManagedFields()},
+			&apiextensionsv1.CustomResourceDefinition{}: {
+				Field: fields.OneTermEqualSelector("metadata.name", clusterprofile.CRDName),
+			},
+		},
+	}
+}
+
+func setupMirror(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	log := ctrl.Log.WithName("setup")
+	guard := &coexistence.Guard{Recorder: mgr.GetEventRecorder("clusterprofile-coexistence")}
+	if served(mgr.GetRESTMapper(), operatorv1.SchemeGroupVersion.WithKind("ClusterManager")) == nil {
+		guard.Reader = mgr.GetClient()
+	} else {
+		log.Info("ClusterManager API not served; not checking for OCM's built-in ClusterProfile mirror")
+	}
+	if !opts.FeatureGates.Enabled(features.ClusterProfile) {
+		log.Info("Feature gate ClusterProfile is off; not mirroring ManagedClusters")
+		if opts.CleanupDisabled {
+			return mgr.Add(cleanupRunnable(mgr, guard, opts.ClusterManagerName))
+		}
+		return nil
+	}
+	if err := served(mgr.GetRESTMapper(), cpv1alpha1.GroupVersion.WithKind("ClusterProfile")); err != nil {
+		return fmt.Errorf("feature gate ClusterProfile needs the ClusterProfile CRD (%s) installed: %w", clusterprofile.CRDName, err)
+	}
+	return mirror.Setup(ctx, mgr, mirror.Options{
+		ManagerName: opts.ClusterManagerName,
+		Workers:     opts.MirrorWorkers,
+		Guard:       guard,
+	})
+}
+
+// cleanupRunnable deletes the mirror's profiles once, as the leader, unless
+// OCM's built-in mirror is on (its profiles share the manager name).
+func cleanupRunnable(mgr ctrl.Manager, guard *coexistence.Guard, managerName string) manager.RunnableFunc {
+	return func(ctx context.Context) error {
+		log := ctrl.Log.WithName("cleanup")
+		if passive, err := guard.Passive(ctx); err != nil || passive {
+			log.Info("Not cleaning up ClusterProfiles while OCM's built-in mirror is enabled or unknown", "error", err)
+			return nil
+		}
+		deleted, err := mirror.Cleanup(ctx, mgr.GetAPIReader(), mgr.GetClient(), managerName)
+		if err != nil {
+			log.Error(err, "Cleaning up ClusterProfiles", "deleted", deleted)
+			return nil
+		}
+		log.Info("Deleted the ClusterProfiles this mirror had published", "deleted", deleted)
+		return nil
+	}
+}
+
+func served(mapper meta.RESTMapper, gvk schema.GroupVersionKind) error {
+	_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	return err
+}

@@ -1,0 +1,307 @@
+// Package mirror publishes every ManagedCluster as a ClusterProfile in each
+// namespace bound to a ManagedClusterSet that contains it, and keeps the
+// profiles' labels, spec and status in step with the cluster.
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	operatorv1 "open-cluster-management.io/api/operator/v1"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
+)
+
+// Options configure the mirror.
+type Options struct {
+	// ManagerName is the cluster manager name written on every profile.
+	ManagerName string
+	// Workers is the number of clusters reconciled in parallel.
+	Workers int
+	// Guard keeps the mirror passive while OCM's built-in mirror is on. Its
+	// Reader is nil when the ClusterManager API is not served.
+	Guard *coexistence.Guard
+}
+
+// Reconciler publishes one ManagedCluster as ClusterProfiles.
+//
+// Queue key: ManagedCluster name. Events on sets, bindings, namespaces,
+// profiles, the ClusterProfile CRD and ClusterManagers are mapped to the
+// clusters whose profiles they can change.
+type Reconciler struct {
+	client      client.Client
+	applier     clusterprofile.Applier
+	recorder    events.EventRecorder
+	managerName string
+	guard       *coexistence.Guard
+	schema      *clusterprofile.SchemaReader
+	recent      *clusterprofile.RecentWrites
+	reports     *reports
+}
+
+// NewReconciler builds a mirror that reads through c (normally the cache).
+func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options) *Reconciler {
+	return &Reconciler{
+		client:      c,
+		applier:     clusterprofile.Applier{Client: c, FieldManager: FieldManager},
+		recorder:    recorder,
+		managerName: opts.ManagerName,
+		guard:       opts.Guard,
+		schema:      &clusterprofile.SchemaReader{Reader: c},
+		recent:      clusterprofile.NewRecentWrites(),
+		reports:     newReports(),
+	}
+}
+
+// Setup registers the mirror's indexes and controller with the manager.
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	if err := SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return fmt.Errorf("setting up mirror indexes: %w", err)
+	}
+	r := NewReconciler(mgr.GetClient(), mgr.GetEventRecorder(ControllerName), opts)
+	return r.SetupWithManager(mgr, opts.Workers)
+}
+
+// SetupWithManager wires the watches.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&clusterv1.ManagedCluster{}).
+		Watches(&clusterv1beta2.ManagedClusterSet{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfSet),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&clusterv1beta2.ManagedClusterSetBinding{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfBinding)).
+		WatchesMetadata(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfNamespace),
+			builder.WithPredicates(namespaceLifecycleChanged())).
+		Watches(&cpv1alpha1.ClusterProfile{}, r.profileEvents()).
+		Watches(&apiextensionsv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(r.allClusters),
+			builder.WithPredicates(isClusterProfileCRD(), predicate.GenerationChangedPredicate{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1)})
+	if r.guard != nil && r.guard.Reader != nil {
+		b = b.Watches(&operatorv1.ClusterManager{}, handler.EnqueueRequestsFromMapFunc(r.allClusters),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	}
+	return b.Complete(r)
+}
+
+// Reconcile brings the profiles of one cluster in line with the world.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	if passive, err := r.guard.Passive(ctx); err != nil || passive {
+		return ctrl.Result{}, err
+	}
+	cluster, err := r.getCluster(ctx, req.Name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	existing, err := r.profilesNamed(ctx, req.Name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	world, err := r.readWorld(ctx, cluster, existing)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	listMaps, err := r.schema.StatusListsAreMaps(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	desired := DesiredProfiles(cluster, world)
+	steps, planErr := plan(planInput{
+		clusterName: req.Name, managerName: r.managerName, desired: desired,
+		existing: existing, namespaces: world.Namespaces, listMaps: listMaps,
+	})
+	r.reportFindings(ctx, cluster, req.Name, desired, steps)
+	if len(steps) == 0 {
+		log.V(4).Info("ClusterProfiles up to date", "profiles", len(desired.Profiles))
+		return ctrl.Result{}, planErr
+	}
+	return ctrl.Result{}, errors.Join(planErr, r.execute(ctx, cluster, steps))
+}
+
+// getCluster returns nil when the cluster does not exist.
+func (r *Reconciler) getCluster(ctx context.Context, name string) (*clusterv1.ManagedCluster, error) {
+	cluster := &clusterv1.ManagedCluster{}
+	err := r.client.Get(ctx, types.NamespacedName{Name: name}, cluster)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading ManagedCluster %s: %w", name, err)
+	}
+	return cluster, nil
+}
+
+// profilesNamed returns every profile named name (ours and others'), with our
+// own writes that the cache has not caught up with yet.
+func (r *Reconciler) profilesNamed(ctx context.Context, name string) ([]*cpv1alpha1.ClusterProfile, error) {
+	list := &cpv1alpha1.ClusterProfileList{}
+	if err := r.client.List(ctx, list, client.MatchingFields{ProfileNameKey: name}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing ClusterProfiles of %s: %w", name, err)
+	}
+	cached := make([]*cpv1alpha1.ClusterProfile, 0, len(list.Items))
+	for i := range list.Items {
+		cached = append(cached, &list.Items[i])
+	}
+	return r.recent.Freshest(name, cached), nil
+}
+
+// readWorld reads the sets, the bindings of the sets that contain the
+// cluster, and the namespaces of those bindings and of existing profiles.
+func (r *Reconciler) readWorld(ctx context.Context, cluster *clusterv1.ManagedCluster, existing []*cpv1alpha1.ClusterProfile) (World, error) {
+	world := World{Namespaces: map[string]NamespaceState{}}
+	if cluster != nil && cluster.DeletionTimestamp.IsZero() {
+		setList := &clusterv1beta2.ManagedClusterSetList{}
+		if err := r.client.List(ctx, setList, client.UnsafeDisableDeepCopy); err != nil {
+			return world, fmt.Errorf("listing ManagedClusterSets: %w", err)
+		}
+		world.Sets = setList.Items
+		for _, setName := range MemberSets(cluster, world.Sets) {
+			bindings := &clusterv1beta2.ManagedClusterSetBindingList{}
+			if err := r.client.List(ctx, bindings, client.MatchingFields{BindingClusterSetKey: setName}, client.UnsafeDisableDeepCopy); err != nil {
+				return world, fmt.Errorf("listing bindings of ManagedClusterSet %s: %w", setName, err)
+			}
+			world.Bindings = append(world.Bindings, bindings.Items...)
+		}
+	}
+	namespaces := make([]string, 0, len(world.Bindings)+len(existing))
+	for _, b := range world.Bindings {
+		namespaces = append(namespaces, b.Namespace)
+	}
+	for _, p := range existing {
+		namespaces = append(namespaces, p.Namespace)
+	}
+	for _, ns := range namespaces {
+		if _, known := world.Namespaces[ns]; known {
+			continue
+		}
+		state, err := r.namespaceState(ctx, ns)
+		if err != nil {
+			return world, err
+		}
+		world.Namespaces[ns] = state
+	}
+	return world, nil
+}
+
+func (r *Reconciler) namespaceState(ctx context.Context, name string) (NamespaceState, error) {
+	ns := &metav1.PartialObjectMetadata{}
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	err := r.client.Get(ctx, types.NamespacedName{Name: name}, ns)
+	switch {
+	case apierrors.IsNotFound(err):
+		return NamespaceMissing, nil
+	case err != nil:
+		return NamespaceMissing, fmt.Errorf("reading Namespace %s: %w", name, err)
+	case !ns.DeletionTimestamp.IsZero():
+		return NamespaceTerminating, nil
+	}
+	return NamespaceActive, nil
+}
+
+// execute carries out the steps; one failing profile does not stop the rest.
+func (r *Reconciler) execute(ctx context.Context, cluster *clusterv1.ManagedCluster, steps []step) error {
+	var errs []error
+	for _, s := range steps {
+		if err := r.executeStep(ctx, s); err != nil {
+			r.reportWriteFailure(cluster, s.key, s.current, err)
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Reconciler) executeStep(ctx context.Context, s step) error {
+	log := ctrl.LoggerFrom(ctx).WithValues("clusterProfile", klog.KRef(s.key.Namespace, s.key.Name))
+	switch {
+	case s.clashWith != "":
+		return nil // reported by reportFindings; retried when the other profile changes
+	case s.delete:
+		log.V(2).Info("Deleting ClusterProfile that is no longer wanted")
+		return r.deleteProfile(ctx, s.current)
+	case s.current == nil:
+		log.V(2).Info("Creating ClusterProfile")
+		created, err := r.applyMeta(ctx, *s.meta, metrics.OpCreate)
+		if err != nil || s.status == nil {
+			return err
+		}
+		_, err = r.writeStatus(ctx, created, *s.status)
+		return err
+	}
+	current := s.current
+	// Status first: on atomic-list CRDs the metadata records which properties
+	// the mirror owns, and must not claim new ones before they are written.
+	if s.status != nil {
+		log.V(2).Info("Updating ClusterProfile status")
+		var err error
+		if current, err = r.writeStatus(ctx, current, *s.status); err != nil {
+			return err
+		}
+	}
+	if s.meta != nil {
+		log.V(2).Info("Updating ClusterProfile metadata")
+		_, err := r.applyMeta(ctx, *s.meta, metrics.OpMetadata)
+		return err
+	}
+	return nil
+}
+
+func (r *Reconciler) applyMeta(ctx context.Context, m clusterprofile.MetaApply, op string) (*cpv1alpha1.ClusterProfile, error) {
+	p, err := r.applier.ApplyMeta(ctx, m)
+	metrics.ProfileWrite(FieldManager, op, err)
+	if err != nil {
+		return nil, err
+	}
+	r.recent.Wrote(p)
+	return p, nil
+}
+
+func (r *Reconciler) writeStatus(ctx context.Context, current *cpv1alpha1.ClusterProfile, w statusWrite) (*cpv1alpha1.ClusterProfile, error) {
+	if w.merged == nil {
+		p, err := r.applier.ApplyStatus(ctx, w.apply)
+		metrics.ProfileWrite(FieldManager, metrics.OpStatus, err)
+		if err != nil {
+			return nil, err
+		}
+		r.recent.Wrote(p)
+		return p, nil
+	}
+	patched := current.DeepCopy()
+	patched.Status = *w.merged
+	err := r.client.Status().Patch(ctx, patched,
+		client.MergeFromWithOptions(current, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldManager))
+	metrics.ProfileWrite(FieldManager, metrics.OpStatus, err)
+	if err != nil {
+		return nil, fmt.Errorf("merging status of ClusterProfile %s/%s: %w", current.Namespace, current.Name, err)
+	}
+	r.recent.Wrote(patched)
+	return patched, nil
+}
+
+func (r *Reconciler) deleteProfile(ctx context.Context, p *cpv1alpha1.ClusterProfile) error {
+	err := r.client.Delete(ctx, p, client.Preconditions{UID: &p.UID})
+	metrics.ProfileWrite(FieldManager, metrics.OpDelete, client.IgnoreNotFound(err))
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting ClusterProfile %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	r.recent.Deleted(p)
+	return nil
+}

@@ -1,0 +1,219 @@
+package mirror
+
+import (
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	clustersdkv1beta2 "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1beta2"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+)
+
+// NamespaceState is what the mirror needs to know of a namespace.
+type NamespaceState int
+
+const (
+	NamespaceMissing NamespaceState = iota
+	NamespaceActive
+	NamespaceTerminating
+)
+
+// World is the part of the hub that decides where one cluster is published.
+type World struct {
+	// Sets are the ManagedClusterSets to consider (others simply do not count).
+	Sets []clusterv1beta2.ManagedClusterSet
+	// Bindings are the ManagedClusterSetBindings of those sets.
+	Bindings []clusterv1beta2.ManagedClusterSetBinding
+	// Namespaces holds the state of every namespace of a binding or of an
+	// existing profile; an absent namespace is missing.
+	Namespaces map[string]NamespaceState
+}
+
+// Desired is what the mirror wants for one cluster.
+type Desired struct {
+	// Profiles maps each namespace that should hold the cluster's profile to
+	// the set it is published for.
+	Profiles map[string]string
+	// Status is the status every profile of the cluster carries.
+	Status Status
+	// SkippedClaims are claims the ClusterProfile schema would reject.
+	SkippedClaims []SkippedClaim
+}
+
+// Status is the mirror's share of a profile's status.
+type Status struct {
+	Version    string
+	Conditions []metav1.Condition
+	Properties []cpv1alpha1.Property
+}
+
+// SkippedClaim is a cluster claim that could not become a profile property.
+type SkippedClaim struct {
+	Name   string
+	Reason string
+}
+
+func (s SkippedClaim) String() string { return fmt.Sprintf("%q (%s)", s.Name, s.Reason) }
+
+// Bounds of a property, from the ClusterProfile schema.
+const (
+	maxPropertyName  = 253
+	maxPropertyValue = 1024
+)
+
+// DesiredProfiles decides, from the world alone, which namespaces publish the
+// cluster and what its profiles say. A nil or deleting cluster has none.
+func DesiredProfiles(cluster *clusterv1.ManagedCluster, world World) Desired {
+	desired := Desired{Profiles: map[string]string{}}
+	if cluster == nil || !cluster.DeletionTimestamp.IsZero() {
+		return desired
+	}
+	memberSets := sets.New(MemberSets(cluster, world.Sets)...)
+	setsByNamespace := map[string][]string{}
+	for i := range world.Bindings {
+		binding := &world.Bindings[i]
+		if !memberSets.Has(binding.Spec.ClusterSet) ||
+			!meta.IsStatusConditionTrue(binding.Status.Conditions, clusterv1beta2.ClusterSetBindingBoundType) ||
+			world.Namespaces[binding.Namespace] != NamespaceActive {
+			continue
+		}
+		setsByNamespace[binding.Namespace] = append(setsByNamespace[binding.Namespace], binding.Spec.ClusterSet)
+	}
+	for ns, setNames := range setsByNamespace {
+		desired.Profiles[ns] = chooseClusterSet(cluster, setNames)
+	}
+	desired.Status, desired.SkippedClaims = desiredStatus(cluster)
+	return desired
+}
+
+// MemberSets returns the names of the sets whose selector picks the cluster.
+// Sets being deleted and sets with a selector that cannot be evaluated pick
+// nothing.
+func MemberSets(cluster *clusterv1.ManagedCluster, all []clusterv1beta2.ManagedClusterSet) []string {
+	var names []string
+	for i := range all {
+		set := &all[i]
+		if !set.DeletionTimestamp.IsZero() {
+			continue
+		}
+		selector, err := clustersdkv1beta2.BuildClusterSelector(set)
+		if err == nil && selector.Matches(labels.Set(cluster.Labels)) {
+			names = append(names, set.Name)
+		}
+	}
+	return names
+}
+
+// chooseClusterSet picks the set a profile is labelled with when several
+// bound sets of one namespace contain the cluster: the cluster's own
+// exclusive set if it is one of them, else the first by name, so the label is
+// stable across reconciles.
+func chooseClusterSet(cluster *clusterv1.ManagedCluster, setNames []string) string {
+	own := cluster.Labels[clusterv1beta2.ClusterSetLabel]
+	for _, name := range setNames {
+		if name == own {
+			return own
+		}
+	}
+	sort.Strings(setNames)
+	return setNames[0]
+}
+
+func desiredStatus(cluster *clusterv1.ManagedCluster) (Status, []SkippedClaim) {
+	status := Status{Version: cluster.Status.Version.Kubernetes}
+	if c := mirroredCondition(cluster, clusterv1.ManagedClusterConditionAvailable,
+		clusterprofile.ConditionControlPlaneHealthy, defaultControlPlaneReason); c != nil {
+		status.Conditions = append(status.Conditions, *c)
+	}
+	if c := mirroredCondition(cluster, clusterv1.ManagedClusterConditionJoined,
+		clusterprofile.ConditionJoined, defaultJoinedReason); c != nil {
+		status.Conditions = append(status.Conditions, *c)
+	}
+	var skipped []SkippedClaim
+	status.Properties, skipped = claimsToProperties(cluster.Status.ClusterClaims)
+	return status, skipped
+}
+
+// mirroredCondition copies a ManagedCluster condition under the profile's
+// condition type. A source condition that is gone yields nil, so the
+// condition disappears from the profile too.
+func mirroredCondition(cluster *clusterv1.ManagedCluster, sourceType, targetType, defaultReason string) *metav1.Condition {
+	source := meta.FindStatusCondition(cluster.Status.Conditions, sourceType)
+	if source == nil {
+		return nil
+	}
+	c := metav1.Condition{
+		Type:               targetType,
+		Status:             source.Status,
+		Reason:             source.Reason,
+		Message:            source.Message,
+		LastTransitionTime: source.LastTransitionTime,
+	}
+	if c.Reason == "" {
+		c.Reason = defaultReason
+	}
+	if c.LastTransitionTime.IsZero() {
+		c.LastTransitionTime = cluster.CreationTimestamp
+	}
+	return &c
+}
+
+// claimsToProperties turns claims into properties the profile schema accepts.
+// ManagedCluster's clusterClaims is a plain list; a profile's properties are a
+// list-map keyed by name with bounded, required name and value, so a single
+// bad claim would make the API server refuse the whole status write. Such
+// claims are skipped and returned; of duplicate names the first wins.
+func claimsToProperties(claims []clusterv1.ManagedClusterClaim) ([]cpv1alpha1.Property, []SkippedClaim) {
+	var properties []cpv1alpha1.Property
+	var skipped []SkippedClaim
+	seen := sets.New[string]()
+	for _, claim := range claims {
+		if reason := invalidClaim(claim, seen); reason != "" {
+			skipped = append(skipped, SkippedClaim{Name: claim.Name, Reason: reason})
+			continue
+		}
+		seen.Insert(claim.Name)
+		properties = append(properties, cpv1alpha1.Property{Name: claim.Name, Value: claim.Value})
+	}
+	return properties, skipped
+}
+
+func invalidClaim(claim clusterv1.ManagedClusterClaim, seen sets.Set[string]) string {
+	switch {
+	case claim.Name == "":
+		return "empty name"
+	case len(claim.Name) > maxPropertyName:
+		return fmt.Sprintf("name longer than %d characters", maxPropertyName)
+	case claim.Value == "":
+		return "empty value"
+	case len(claim.Value) > maxPropertyValue:
+		return fmt.Sprintf("value longer than %d characters", maxPropertyValue)
+	case seen.Has(claim.Name):
+		return "duplicate name, the first claim wins"
+	}
+	return ""
+}
+
+// profileMeta is the mirror's metadata and spec for a profile.
+func profileMeta(key types.NamespacedName, clusterSet, managerName string) clusterprofile.MetaApply {
+	return clusterprofile.MetaApply{
+		NamespacedName: key,
+		Labels: map[string]string{
+			clusterprofile.LabelClusterManager: managerName,
+			clusterprofile.LabelClusterName:    key.Name,
+			clusterprofile.LabelClusterSet:     clusterSet,
+		},
+		Spec: &cpv1alpha1.ClusterProfileSpec{
+			DisplayName:    key.Name,
+			ClusterManager: cpv1alpha1.ClusterManager{Name: managerName},
+		},
+	}
+}

@@ -1,0 +1,115 @@
+package mirror
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
+)
+
+// reports remembers, per cluster, the findings last reported, so that each
+// is reported (log, Event, metric) once when it appears or changes rather
+// than on every reconcile.
+type reports struct {
+	mu        sync.Mutex
+	byCluster map[string]map[string]string
+}
+
+func newReports() *reports {
+	return &reports{byCluster: map[string]map[string]string{}}
+}
+
+// update stores the cluster's current findings (topic → description) and
+// returns the topics that are new or whose description changed.
+func (r *reports) update(cluster string, findings map[string]string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	previous := r.byCluster[cluster]
+	var fresh []string
+	for topic, description := range findings {
+		if previous[topic] != description {
+			fresh = append(fresh, topic)
+		}
+	}
+	if len(findings) == 0 {
+		delete(r.byCluster, cluster)
+	} else {
+		r.byCluster[cluster] = findings
+	}
+	return fresh
+}
+
+const (
+	topicSkippedClaims = "claims"
+	topicClashPrefix   = "clash/"
+)
+
+// reportFindings reports skipped claims and name clashes when they first appear.
+func (r *Reconciler) reportFindings(ctx context.Context, cluster *clusterv1.ManagedCluster, clusterName string, desired Desired, steps []step) {
+	findings := map[string]string{}
+	if len(desired.SkippedClaims) > 0 {
+		described := make([]string, 0, len(desired.SkippedClaims))
+		for _, s := range desired.SkippedClaims {
+			described = append(described, s.String())
+		}
+		findings[topicSkippedClaims] = strings.Join(described, ", ")
+	}
+	clashes := map[string]step{}
+	for _, s := range steps {
+		if s.clashWith != "" {
+			findings[topicClashPrefix+s.key.Namespace] = s.clashWith
+			clashes[topicClashPrefix+s.key.Namespace] = s
+		}
+	}
+	log := ctrl.LoggerFrom(ctx)
+	for _, topic := range r.reports.update(clusterName, findings) {
+		if topic == topicSkippedClaims {
+			metrics.ClaimsSkipped(len(desired.SkippedClaims))
+			log.Info("Skipping cluster claims the ClusterProfile schema would reject; the rest of the status is written", "claims", findings[topic])
+			r.event(cluster, nil, corev1.EventTypeWarning, ReasonClaimsSkipped,
+				"Claims left out of ClusterProfile properties: %s", findings[topic])
+			continue
+		}
+		s := clashes[topic]
+		metrics.NameClash()
+		log.Info("Not publishing ClusterProfile: another cluster manager's profile has its name",
+			"clusterProfile", klog.KRef(s.key.Namespace, s.key.Name), "otherManager", s.clashWith)
+		r.event(cluster, s.current, corev1.EventTypeWarning, ReasonNameClash,
+			"ClusterProfile %s/%s belongs to cluster manager %q; not publishing this cluster in namespace %s until it is gone",
+			s.key.Namespace, s.key.Name, s.clashWith, s.key.Namespace)
+	}
+}
+
+// reportWriteFailure turns errors that need a person (invalid content,
+// missing permissions) into Events; transient errors are only retried.
+func (r *Reconciler) reportWriteFailure(cluster *clusterv1.ManagedCluster, key types.NamespacedName, current *cpv1alpha1.ClusterProfile, err error) {
+	if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) && !apierrors.IsBadRequest(err) {
+		return
+	}
+	var regarding runtime.Object
+	switch {
+	case cluster != nil:
+		regarding = cluster
+	case current != nil:
+		regarding = current
+	default:
+		return
+	}
+	r.event(regarding, nil, corev1.EventTypeWarning, ReasonWriteFailed, "Writing ClusterProfile %s: %v", key, err)
+}
+
+func (r *Reconciler) event(regarding, related runtime.Object, eventType, reason, note string, args ...any) {
+	if r.recorder != nil {
+		r.recorder.Eventf(regarding, related, eventType, reason, actionMirror, note, args...)
+	}
+}

@@ -1,0 +1,226 @@
+// Package framework starts a real control plane (kube-apiserver and etcd,
+// built by `make envtest`) with the CRDs this project works with, and runs the
+// same manager as cmd/clusterprofile-manager against it.
+package framework
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/hubmanager"
+)
+
+// Module versions are pinned in go.mod; CRDs are read from their module
+// directories, so tests always use the schema of the pinned release.
+const (
+	ocmAPIModule           = "open-cluster-management.io/api"
+	clusterInventoryModule = "sigs.k8s.io/cluster-inventory-api"
+)
+
+// Env is a running control plane.
+type Env struct {
+	env    *envtest.Environment
+	Config *rest.Config
+	// Client talks to the API server directly (no cache).
+	Client client.Client
+}
+
+// Options change what Start installs.
+type Options struct {
+	// AtomicClusterProfileCRD installs the ClusterProfile CRD without list-map
+	// markers on its status lists, as older copies (OCM's operator) have.
+	AtomicClusterProfileCRD bool
+}
+
+// Start launches kube-apiserver and etcd and installs the CRDs.
+func Start(opts Options) (*Env, error) {
+	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(logLevel())))
+	assets, err := BinaryAssetsDir()
+	if err != nil {
+		return nil, err
+	}
+	crds, err := CRDs(opts)
+	if err != nil {
+		return nil, err
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		CRDInstallOptions:     envtest.CRDInstallOptions{CRDs: crds},
+		ErrorIfCRDPathMissing: true,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting control plane from %s: %w", assets, err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: hubmanager.NewScheme()})
+	if err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	return &Env{env: env, Config: cfg, Client: c}, nil
+}
+
+// Stop shuts the control plane down.
+func (e *Env) Stop() error { return e.env.Stop() }
+
+// Run is a TestMain body: it starts a control plane, runs the tests, stops it.
+func Run(m *testing.M, opts Options, env **Env) int {
+	e, err := Start(opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	*env = e
+	code := m.Run()
+	if err := e.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping control plane:", err)
+	}
+	return code
+}
+
+func logLevel() zapcore.Level {
+	if os.Getenv("TEST_VERBOSE_LOGS") != "" {
+		return -4
+	}
+	return 1 // errors only; managers log a lot at info
+}
+
+// RepoRoot is the root of this repository.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
+}
+
+// BinaryAssetsDir finds kube-apiserver and etcd: $KUBEBUILDER_ASSETS, else bin/envtest.
+func BinaryAssetsDir() (string, error) {
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		dir = filepath.Join(RepoRoot(), "bin", "envtest")
+	}
+	for _, b := range []string{"kube-apiserver", "etcd"} {
+		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
+			return "", fmt.Errorf("test control plane binary %s not found in %s; run `make envtest` first", b, dir)
+		}
+	}
+	return dir, nil
+}
+
+var moduleDirs sync.Map
+
+// ModuleDir returns where the Go module cache holds the pinned version of a module.
+func ModuleDir(module string) (string, error) {
+	if dir, ok := moduleDirs.Load(module); ok {
+		return dir.(string), nil
+	}
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module)
+	cmd.Dir = RepoRoot()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("locating module %s: %w: %s", module, err, stderr.String())
+	}
+	dir := strings.TrimSpace(string(out))
+	if dir == "" {
+		return "", fmt.Errorf("module %s is not downloaded; run `go mod download`", module)
+	}
+	moduleDirs.Store(module, dir)
+	return dir, nil
+}
+
+// CRDFiles lists the CRD manifests the tests install, from the pinned modules.
+func CRDFiles() ([]string, error) {
+	ocm, err := ModuleDir(ocmAPIModule)
+	if err != nil {
+		return nil, err
+	}
+	inventory, err := ModuleDir(clusterInventoryModule)
+	if err != nil {
+		return nil, err
+	}
+	return []string{
+		filepath.Join(ocm, "cluster/v1/0000_00_clusters.open-cluster-management.io_managedclusters.crd.yaml"),
+		filepath.Join(ocm, "cluster/v1beta2/0000_00_clusters.open-cluster-management.io_managedclustersets.crd.yaml"),
+		filepath.Join(ocm, "cluster/v1beta2/0000_01_clusters.open-cluster-management.io_managedclustersetbindings.crd.yaml"),
+		filepath.Join(ocm, "cluster/v1alpha1/0000_02_clusters.open-cluster-management.io_clusterclaims.crd.yaml"),
+		filepath.Join(ocm, "operator/v1/0000_01_operator.open-cluster-management.io_clustermanagers.crd.yaml"),
+		filepath.Join(inventory, "config/crd/bases/multicluster.x-k8s.io_clusterprofiles.yaml"),
+	}, nil
+}
+
+// CRDs reads the CRD manifests, stripping the status list-map markers of the
+// ClusterProfile CRD when asked to.
+func CRDs(opts Options) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	files, err := CRDFiles()
+	if err != nil {
+		return nil, err
+	}
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, f := range files {
+		read := envtest.CRDInstallOptions{Paths: []string{f}, ErrorIfPathMissing: true}
+		if err := envtest.ReadCRDFiles(&read); err != nil {
+			return nil, err
+		}
+		if len(read.CRDs) == 0 {
+			return nil, fmt.Errorf("no CRD in %s", f)
+		}
+		crds = append(crds, read.CRDs...)
+	}
+	if opts.AtomicClusterProfileCRD {
+		for _, crd := range crds {
+			if crd.Name == "clusterprofiles.multicluster.x-k8s.io" {
+				StripStatusListMaps(crd)
+			}
+		}
+	}
+	return crds, nil
+}
+
+// StripStatusListMaps turns the status lists of a ClusterProfile CRD into
+// atomic lists, as in copies older than cluster-inventory-api v0.1.2.
+func StripStatusListMaps(crd *apiextensionsv1.CustomResourceDefinition) {
+	for i := range crd.Spec.Versions {
+		schema := crd.Spec.Versions[i].Schema
+		if schema == nil || schema.OpenAPIV3Schema == nil {
+			continue
+		}
+		status := schema.OpenAPIV3Schema.Properties["status"]
+		for name, list := range status.Properties {
+			if list.Type == "array" {
+				list.XListType, list.XListMapKeys = nil, nil
+				status.Properties[name] = list
+			}
+		}
+		schema.OpenAPIV3Schema.Properties["status"] = status
+	}
+}
+
+// Eventually defaults for waiting on controllers.
+const (
+	Timeout  = 20 * time.Second
+	Interval = 50 * time.Millisecond
+)
+
+// ContextFor returns a context cancelled when the test ends.
+func ContextFor(t testing.TB) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return ctx
+}

@@ -1,0 +1,135 @@
+package framework
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/hubmanager"
+)
+
+// RequestCounter counts the requests a client sends, by method, for one
+// resource (matched on the URL path).
+type RequestCounter struct {
+	resource string
+	mu       sync.Mutex
+	byMethod map[string]int
+}
+
+// NewRequestCounter counts requests whose path names resource (e.g. "clusterprofiles").
+func NewRequestCounter(resource string) *RequestCounter {
+	return &RequestCounter{resource: resource, byMethod: map[string]int{}}
+}
+
+// Wrap installs the counter on a rest.Config.
+func (c *RequestCounter) Wrap(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+			if strings.Contains(req.URL.Path, "/"+c.resource) {
+				c.mu.Lock()
+				c.byMethod[req.Method]++
+				c.mu.Unlock()
+			}
+			return rt.RoundTrip(req)
+		})
+	})
+	return cfg
+}
+
+// Writes is the number of POST, PUT, PATCH and DELETE requests so far.
+func (c *RequestCounter) Writes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byMethod[http.MethodPost] + c.byMethod[http.MethodPut] + c.byMethod[http.MethodPatch] + c.byMethod[http.MethodDelete]
+}
+
+// ByMethod returns a copy of the counts.
+func (c *RequestCounter) ByMethod() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.byMethod))
+	for k, v := range c.byMethod {
+		out[k] = v
+	}
+	return out
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// ManagerOptions change how StartManager runs clusterprofile-manager.
+type ManagerOptions struct {
+	// Gates are feature gate settings; ClusterProfile defaults to on.
+	Gates map[string]bool
+	// ClusterManagerName defaults to open-cluster-management.
+	ClusterManagerName string
+	CleanupDisabled    bool
+	// Counter, when set, counts the manager's ClusterProfile requests.
+	Counter *RequestCounter
+}
+
+var managerCount atomic.Int32
+
+// StartManager runs clusterprofile-manager, wired exactly as the binary, until
+// the test ends (or the returned stop function is called).
+func StartManager(t testing.TB, env *Env, opts ManagerOptions) (stop func()) {
+	t.Helper()
+	gates := features.NewGate()
+	settings := map[string]bool{string(features.ClusterProfile): true}
+	for k, v := range opts.Gates {
+		settings[k] = v
+	}
+	if err := gates.SetFromMap(settings); err != nil {
+		t.Fatalf("setting feature gates: %v", err)
+	}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.QPS, cfg.Burst = -1, 0 // no client-side throttling in tests
+	if opts.Counter != nil {
+		cfg = opts.Counter.Wrap(cfg)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	mgr, err := hubmanager.New(ctx, cfg, hubmanager.Options{
+		FeatureGates:            gates,
+		ClusterManagerName:      opts.ClusterManagerName,
+		MetricsAddr:             "0",
+		ProbeAddr:               "0",
+		MirrorWorkers:           4,
+		CleanupDisabled:         opts.CleanupDisabled,
+		GracefulShutdownTimeout: 5 * time.Second,
+		// Several managers run in one test binary, one after another.
+		Controller: config.Controller{SkipNameValidation: ptrTo(true)},
+	})
+	if err != nil {
+		cancel()
+		t.Fatalf("building manager: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		cancel()
+		t.Fatalf("manager caches did not sync")
+	}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("manager stopped with error: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func ptrTo[T any](v T) *T { return &v }
