@@ -224,3 +224,13 @@ func ContextFor(t testing.TB) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// AdminKubeconfig returns a kubeconfig for a cluster-admin user of the
+// control plane, for processes (kubectl, the manager binary) outside the test.
+func (e *Env) AdminKubeconfig() ([]byte, error) {
+	user, err := e.env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("adding admin user: %w", err)
+	}
+	return user.KubeConfig()
+}
