@@ -116,7 +116,18 @@ func (s StatusApply) Object() (*unstructured.Unstructured, error) {
 		status.AccessProviders = append(status.AccessProviders, accessProviderApply(ap))
 	}
 	body.Status = status
-	return toUnstructured(&body)
+	u, err := toUnstructured(&body)
+	if err != nil {
+		return nil, err
+	}
+	// A writer gives up every status field it owned by applying an empty
+	// status. The API server (1.35) turns `status: {}` into `status: null` when
+	// nothing else is left and then rejects it; an empty list-map is accepted
+	// and owns no entries, so that is what an empty status is sent as.
+	if s.Empty() {
+		u.Object["status"] = map[string]any{"conditions": []any{}}
+	}
+	return u, nil
 }
 
 func toUnstructured(body *profileApply) (*unstructured.Unstructured, error) {

@@ -20,13 +20,22 @@ import (
 // resource (matched on the URL path).
 type RequestCounter struct {
 	resource string
-	mu       sync.Mutex
-	byMethod map[string]int
+	// namespacePrefix, when set, limits counting to namespaces starting with it.
+	namespacePrefix string
+	mu              sync.Mutex
+	byMethod        map[string]int
 }
 
-// NewRequestCounter counts requests whose path names resource (e.g. "clusterprofiles").
-func NewRequestCounter(resource string) *RequestCounter {
-	return &RequestCounter{resource: resource, byMethod: map[string]int{}}
+// NewRequestCounter counts requests whose path names resource (e.g.
+// "clusterprofiles"), optionally only in namespaces starting with
+// namespacePrefix, so a test counts only its own objects.
+func NewRequestCounter(resource, namespacePrefix string) *RequestCounter {
+	return &RequestCounter{resource: resource, namespacePrefix: namespacePrefix, byMethod: map[string]int{}}
+}
+
+func (c *RequestCounter) counts(path string) bool {
+	return strings.Contains(path, "/"+c.resource) &&
+		(c.namespacePrefix == "" || strings.Contains(path, "/namespaces/"+c.namespacePrefix))
 }
 
 // Wrap installs the counter on a rest.Config.
@@ -34,7 +43,7 @@ func (c *RequestCounter) Wrap(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-			if strings.Contains(req.URL.Path, "/"+c.resource) {
+			if c.counts(req.URL.Path) {
 				c.mu.Lock()
 				c.byMethod[req.Method]++
 				c.mu.Unlock()

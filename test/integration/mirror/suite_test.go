@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
@@ -103,4 +104,17 @@ func deleteNamespace(ctx context.Context, t *testing.T, name string) {
 	if err := env.Client.Delete(ctx, ns); err != nil {
 		t.Fatalf("deleting namespace %s: %v", name, err)
 	}
+}
+
+// eventsAbout lists the events.k8s.io Events about one object with a reason.
+func eventsAbout(g Gomega, ctx context.Context, kind, name, reason string) []eventsv1.Event {
+	list := &eventsv1.EventList{}
+	g.Expect(env.Client.List(ctx, list)).To(Succeed())
+	var out []eventsv1.Event
+	for _, e := range list.Items {
+		if e.Regarding.Kind == kind && e.Regarding.Name == name && e.Reason == reason {
+			out = append(out, e)
+		}
+	}
+	return out
 }
