@@ -13,13 +13,9 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/featuregate"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
-	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	operatorv1 "open-cluster-management.io/api/operator/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -35,6 +31,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 )
 
 // Options configure the manager; cmd/clusterprofile-manager maps its flags here.
@@ -53,20 +50,6 @@ type Options struct {
 	Controller config.Controller
 }
 
-// NewScheme knows every type the manager reads or writes.
-func NewScheme() *runtime.Scheme {
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, clusterv1.Install, clusterv1beta2.Install,
-		operatorv1.Install, cpv1alpha1.AddToScheme,
-	} {
-		if err := add(scheme); err != nil {
-			panic(err) // only a broken build can get here
-		}
-	}
-	return scheme
-}
-
 // New builds the manager with every enabled capability set up; Start runs it.
 func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if opts.FeatureGates == nil {
@@ -76,7 +59,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		opts.ClusterManagerName = clusterprofile.DefaultManagerName
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  NewScheme(),
+		Scheme:                  scheme.New(),
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:  opts.ProbeAddr,
 		LeaderElection:          opts.LeaderElect,

@@ -24,7 +24,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"open-cluster-management.io/clusterprofile-bundle/pkg/hubmanager"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 )
 
 // Module versions are pinned in go.mod; CRDs are read from their module
@@ -69,7 +69,7 @@ func Start(opts Options) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting control plane from %s: %w", assets, err)
 	}
-	c, err := client.New(cfg, client.Options{Scheme: hubmanager.NewScheme()})
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		_ = env.Stop()
 		return nil, err

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"testing"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
+)
+
+func TestParseOptions(t *testing.T) {
+	opts, _, err := parseOptions([]string{
+		"--feature-gates=ClusterProfile=true", "--cluster-manager-name=fleet-a", "--leader-elect",
+		"--kube-api-qps=20", "--kube-api-burst=40", "--mirror-workers=4", "--zap-log-level=debug",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := opts.manager
+	if !m.FeatureGates.Enabled(features.ClusterProfile) || m.ClusterManagerName != "fleet-a" || !m.LeaderElect ||
+		opts.qps != 20 || opts.burst != 40 || m.MirrorWorkers != 4 {
+		t.Errorf("unexpected options: %+v (qps %v, burst %v)", m, opts.qps, opts.burst)
+	}
+}
+
+func TestParseOptionsDefaultsAndErrors(t *testing.T) {
+	opts, _, err := parseOptions(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.manager.FeatureGates.Enabled(features.ClusterProfile) {
+		t.Error("ClusterProfile is Alpha and must default to off")
+	}
+	if opts.manager.ClusterManagerName != "open-cluster-management" {
+		t.Errorf("default manager name = %q", opts.manager.ClusterManagerName)
+	}
+	for _, args := range [][]string{
+		{"--feature-gates=NoSuchGate=true"},
+		{"--cluster-manager-name="},
+		{"--no-such-flag"},
+	} {
+		if _, _, err := parseOptions(args); err == nil {
+			t.Errorf("parseOptions(%v) should fail", args)
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package coexistence
+
+import (
+	"context"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	operatorv1 "open-cluster-management.io/api/operator/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
+)
+
+func clusterManager(gates ...operatorv1.FeatureGate) *operatorv1.ClusterManager {
+	cm := &operatorv1.ClusterManager{ObjectMeta: metav1.ObjectMeta{Name: "cluster-manager"}}
+	if gates != nil {
+		cm.Spec.RegistrationConfiguration = &operatorv1.RegistrationHubConfiguration{FeatureGates: gates}
+	}
+	return cm
+}
+
+func TestEnablesBuiltInMirror(t *testing.T) {
+	now := metav1.Now()
+	deleting := clusterManager(operatorv1.FeatureGate{Feature: "ClusterProfile", Mode: operatorv1.FeatureGateModeTypeEnable})
+	deleting.DeletionTimestamp = &now
+	cases := map[string]struct {
+		cm   *operatorv1.ClusterManager
+		want bool
+	}{
+		"no registration configuration": {cm: clusterManager(), want: false},
+		"gate enabled":                  {cm: clusterManager(operatorv1.FeatureGate{Feature: "ClusterProfile", Mode: operatorv1.FeatureGateModeTypeEnable}), want: true},
+		"gate disabled":                 {cm: clusterManager(operatorv1.FeatureGate{Feature: "ClusterProfile", Mode: operatorv1.FeatureGateModeTypeDisable}), want: false},
+		"gate without mode is disabled": {cm: clusterManager(operatorv1.FeatureGate{Feature: "ClusterProfile"}), want: false},
+		"another gate enabled":          {cm: clusterManager(operatorv1.FeatureGate{Feature: "ManagedClusterAutoApproval", Mode: operatorv1.FeatureGateModeTypeEnable}), want: false},
+		"ClusterManager being deleted":  {cm: deleting, want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := EnablesBuiltInMirror(tc.cm); got != tc.want {
+				t.Errorf("EnablesBuiltInMirror = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestGuardWithoutTheOperatorAPIIsNeverPassive(t *testing.T) {
+	var nilGuard *Guard
+	for name, g := range map[string]*Guard{"nil guard": nilGuard, "no reader": {}} {
+		if passive, err := g.Passive(context.Background()); passive || err != nil {
+			t.Errorf("%s: Passive = %v, %v; want false, nil", name, passive, err)
+		}
+	}
+}
+
+func TestGuardFollowsTheClusterManager(t *testing.T) {
+	enabled := clusterManager(operatorv1.FeatureGate{Feature: "ClusterProfile", Mode: operatorv1.FeatureGateModeTypeEnable})
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(enabled).Build()
+	g := &Guard{Reader: c}
+	if passive, err := g.Passive(context.Background()); !passive || err != nil {
+		t.Fatalf("Passive = %v, %v; want true, nil", passive, err)
+	}
+	enabled.Spec.RegistrationConfiguration.FeatureGates[0].Mode = operatorv1.FeatureGateModeTypeDisable
+	if err := c.Update(context.Background(), enabled); err != nil {
+		t.Fatal(err)
+	}
+	if passive, err := g.Passive(context.Background()); passive || err != nil {
+		t.Fatalf("Passive = %v, %v; want false, nil", passive, err)
+	}
+}

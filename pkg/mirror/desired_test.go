@@ -1,0 +1,230 @@
+package mirror
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+
+	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
+)
+
+func clusterSets(s ...*clusterv1beta2.ManagedClusterSet) []clusterv1beta2.ManagedClusterSet {
+	out := make([]clusterv1beta2.ManagedClusterSet, 0, len(s))
+	for _, set := range s {
+		out = append(out, *set)
+	}
+	return out
+}
+
+func bindings(b ...*clusterv1beta2.ManagedClusterSetBinding) []clusterv1beta2.ManagedClusterSetBinding {
+	out := make([]clusterv1beta2.ManagedClusterSetBinding, 0, len(b))
+	for _, binding := range b {
+		out = append(out, *binding)
+	}
+	return out
+}
+
+func active(names ...string) map[string]NamespaceState {
+	out := map[string]NamespaceState{}
+	for _, n := range names {
+		out[n] = NamespaceActive
+	}
+	return out
+}
+
+func TestDesiredProfilesPlacement(t *testing.T) {
+	now := metav1.Now()
+	deletingSet := utiltesting.MakeClusterSet("dev").Obj()
+	deletingSet.DeletionTimestamp = &now
+	deletingCluster := utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj()
+	deletingCluster.DeletionTimestamp = &now
+	badSelector := utiltesting.MakeClusterSet("bad").Obj()
+	badSelector.Spec.ClusterSelector.SelectorType = "Nonsense"
+
+	cases := map[string]struct {
+		cluster *clusterv1.ManagedCluster
+		world   World
+		want    map[string]string
+	}{
+		"exclusive set bound in two namespaces": {
+			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
+			world: World{
+				Sets:       clusterSets(utiltesting.MakeClusterSet("dev").Obj()),
+				Bindings:   bindings(utiltesting.MakeBinding("a", "dev").Bound(true).Obj(), utiltesting.MakeBinding("b", "dev").Bound(true).Obj()),
+				Namespaces: active("a", "b"),
+			},
+			want: map[string]string{"a": "dev", "b": "dev"},
+		},
+		"binding not bound": {
+			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
+			world: World{
+				Sets:       clusterSets(utiltesting.MakeClusterSet("dev").Obj()),
+				Bindings:   bindings(utiltesting.MakeBinding("a", "dev").Bound(false).Obj(), utiltesting.MakeBinding("b", "dev").Obj()),
+				Namespaces: active("a", "b"),
+			},
+			want: map[string]string{},
+		},
+		"terminating and missing namespaces get nothing": {
+			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
+			world: World{
+				Sets:       clusterSets(utiltesting.MakeClusterSet("dev").Obj()),
+				Bindings:   bindings(utiltesting.MakeBinding("a", "dev").Bound(true).Obj(), utiltesting.MakeBinding("gone", "dev").Bound(true).Obj()),
+				Namespaces: map[string]NamespaceState{"a": NamespaceTerminating},
+			},
+			want: map[string]string{},
+		},
+		"cluster outside the set": {
+			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("prod").Obj(),
+			world: World{
+				Sets:       clusterSets(utiltesting.MakeClusterSet("dev").Obj()),
+				Bindings:   bindings(utiltesting.MakeBinding("a", "dev").Bound(true).Obj()),
+				Namespaces: active("a"),
+			},
+			want: map[string]string{},
+		},
+		"empty label selector is the global set": {
+			cluster: utiltesting.MakeManagedCluster("c1").Obj(),
+			world: World{
+				Sets:       clusterSets(utiltesting.MakeClusterSet("global").Selector(metav1.LabelSelector{}).Obj()),
+				Bindings:   bindings(utiltesting.MakeBinding("a", "global").Bound(true).Obj()),
+				Namespaces: active("a"),
+			},
+			want: map[string]string{"a": "global"},
+		},
+		"match expressions": {
+			cluster: utiltesting.MakeManagedCluster("c1").Label("env", "prod").Obj(),
+			world: World{
+				Sets: clusterSets(utiltesting.MakeClusterSet("prodlike").Selector(metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+					{Key: "env", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"dev"}}}}).Obj()),
+				Bindings:   bindings(utiltesting.MakeBinding("a", "prodlike").Bound(true).Obj()),
+				Namespaces: active("a"),
+			},
+			want: map[string]string{"a": "prodlike"},
+		},
+		"several sets in one namespace: the cluster's exclusive set names the profile": {
+			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("zeta").Obj(),
+			world: World{
+				Sets: clusterSets(utiltesting.MakeClusterSet("zeta").Obj(), utiltesting.MakeClusterSet("alpha").Selector(metav1.LabelSelector{}).Obj()),
+				Bindings: bindings(utiltesting.MakeBinding("a", "zeta").Bound(true).Obj(), utiltesting.MakeBinding("a", "alpha").Bound(true).Obj(),
+					utiltesting.MakeBinding("b", "alpha").Bound(true).Obj()),
+				Namespaces: active("a", "b"),
+			},
+			want: map[string]string{"a": "zeta", "b": "alpha"},
+		},
+		"several label-selector sets: the first by name": {
+			cluster: utiltesting.MakeManagedCluster("c1").Obj(),
+			world: World{
+				Sets: clusterSets(utiltesting.MakeClusterSet("mid").Selector(metav1.LabelSelector{}).Obj(),
+					utiltesting.MakeClusterSet("first").Selector(metav1.LabelSelector{}).Obj()),
+				Bindings:   bindings(utiltesting.MakeBinding("a", "mid").Bound(true).Obj(), utiltesting.MakeBinding("a", "first").Bound(true).Obj()),
+				Namespaces: active("a"),
+			},
+			want: map[string]string{"a": "first"},
+		},
+		"set being deleted and set with a broken selector pick nothing": {
+			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
+			world: World{
+				Sets:       clusterSets(deletingSet, badSelector),
+				Bindings:   bindings(utiltesting.MakeBinding("a", "dev").Bound(true).Obj(), utiltesting.MakeBinding("a", "bad").Bound(true).Obj()),
+				Namespaces: active("a"),
+			},
+			want: map[string]string{},
+		},
+		"cluster being deleted": {
+			cluster: deletingCluster,
+			world: World{
+				Sets:       clusterSets(utiltesting.MakeClusterSet("dev").Obj()),
+				Bindings:   bindings(utiltesting.MakeBinding("a", "dev").Bound(true).Obj()),
+				Namespaces: active("a"),
+			},
+			want: map[string]string{},
+		},
+		"cluster gone": {
+			world: World{Namespaces: active("a")},
+			want:  map[string]string{},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := DesiredProfiles(tc.cluster, tc.world)
+			if diff := cmp.Diff(tc.want, got.Profiles); diff != "" {
+				t.Errorf("profiles (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDesiredStatus(t *testing.T) {
+	creation := metav1.NewTime(utiltesting.ConditionTime.Add(-3600e9))
+	noReason := utiltesting.MakeManagedCluster("c1").
+		Condition(clusterv1.ManagedClusterConditionAvailable, metav1.ConditionUnknown, "", "lease expired").Obj()
+	noReason.CreationTimestamp = creation
+	noReason.Status.Conditions[0].LastTransitionTime = metav1.Time{}
+
+	cases := map[string]struct {
+		cluster     *clusterv1.ManagedCluster
+		wantStatus  Status
+		wantSkipped []SkippedClaim
+	}{
+		"version, claims and both conditions": {
+			cluster: utiltesting.MakeManagedCluster("c1").Version("v1.31.2").Claim("region", "eu").
+				Available(metav1.ConditionTrue).Joined().Obj(),
+			wantStatus: Status{
+				Version:    "v1.31.2",
+				Properties: []cpv1alpha1.Property{{Name: "region", Value: "eu"}},
+				Conditions: []metav1.Condition{
+					{Type: "ControlPlaneHealthy", Status: metav1.ConditionTrue, Reason: "ManagedClusterAvailable",
+						Message: "Managed cluster is available", LastTransitionTime: utiltesting.ConditionTime},
+					{Type: "Joined", Status: metav1.ConditionTrue, Reason: "ManagedClusterJoined",
+						Message: "Managed cluster joined", LastTransitionTime: utiltesting.ConditionTime},
+				},
+			},
+		},
+		"no source conditions, no profile conditions": {
+			cluster:    utiltesting.MakeManagedCluster("c1").Obj(),
+			wantStatus: Status{},
+		},
+		"a reason is never empty and a time never zero": {
+			cluster: noReason,
+			wantStatus: Status{Conditions: []metav1.Condition{{Type: "ControlPlaneHealthy", Status: metav1.ConditionUnknown,
+				Reason: "ManagedClusterAvailable", Message: "lease expired", LastTransitionTime: creation}}},
+		},
+		"claims the profile schema rejects are skipped; the first duplicate wins": {
+			cluster: utiltesting.MakeManagedCluster("c1").
+				Claim("ok", "1").
+				Claim("", "nameless").
+				Claim("valueless", "").
+				Claim(strings.Repeat("n", 254), "x").
+				Claim("long-value", strings.Repeat("v", 1025)).
+				Claim("ok", "2").
+				Claim(strings.Repeat("m", 253), strings.Repeat("w", 1024)).Obj(),
+			wantStatus: Status{Properties: []cpv1alpha1.Property{
+				{Name: "ok", Value: "1"},
+				{Name: strings.Repeat("m", 253), Value: strings.Repeat("w", 1024)},
+			}},
+			wantSkipped: []SkippedClaim{
+				{Name: "", Reason: "empty name"},
+				{Name: "valueless", Reason: "empty value"},
+				{Name: strings.Repeat("n", 254), Reason: "name longer than 253 characters"},
+				{Name: "long-value", Reason: "value longer than 1024 characters"},
+				{Name: "ok", Reason: "duplicate name, the first claim wins"},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			status, skipped := desiredStatus(tc.cluster)
+			if diff := cmp.Diff(tc.wantStatus, status); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantSkipped, skipped); diff != "" {
+				t.Errorf("skipped claims (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

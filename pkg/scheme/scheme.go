@@ -1,0 +1,26 @@
+// Package scheme registers every API type this project reads or writes.
+package scheme
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	operatorv1 "open-cluster-management.io/api/operator/v1"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+)
+
+// New returns a scheme with the Kubernetes, OCM and ClusterProfile types.
+func New() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, clusterv1.Install, clusterv1beta2.Install,
+		operatorv1.Install, cpv1alpha1.AddToScheme,
+	} {
+		if err := add(scheme); err != nil {
+			panic(err) // only a broken build can get here
+		}
+	}
+	return scheme
+}
