@@ -31,7 +31,7 @@ func TestMetaUpToDate(t *testing.T) {
 	}{
 		"values there and owned; another writer's label is not ours to judge": {want: want, own: owns("a"), ok: true},
 		"value there but owned by someone else":                               {want: want, own: owns(), ok: false},
-		"an owned label is no longer wanted":                                   {want: want, own: owns("a", "gone"), ok: false},
+		"an owned label is no longer wanted":                                  {want: want, own: owns("a", "gone"), ok: false},
 		"a value differs": {want: MetaApply{Labels: map[string]string{"a": "2"}, Spec: want.Spec},
 			own: owns("a"), ok: false},
 		"spec not owned": {want: want, own: func() Ownership { o := owns("a"); o.Spec = sets.New("displayName"); return o }(), ok: false},
