@@ -26,8 +26,12 @@ type RecentWrites struct {
 }
 
 type recentWrite struct {
+	// profile is what our latest write returned.
 	profile *cpv1alpha1.ClusterProfile
-	deleted bool
+	// versions are the resourceVersions our writes produced that the
+	// informer has not delivered yet, oldest first.
+	versions []string
+	deleted  bool
 }
 
 // NewRecentWrites returns an empty overlay.
@@ -53,7 +57,11 @@ func (w *RecentWrites) set(p *cpv1alpha1.ClusterProfile, deleted bool) {
 		byNS = map[string]recentWrite{}
 		w.byName[p.Name] = byNS
 	}
-	byNS[p.Namespace] = recentWrite{profile: p, deleted: deleted}
+	recent := byNS[p.Namespace]
+	if recent.profile == nil || recent.profile.UID != p.UID || deleted {
+		recent.versions = nil
+	}
+	byNS[p.Namespace] = recentWrite{profile: p, versions: append(recent.versions, p.ResourceVersion), deleted: deleted}
 }
 
 func (w *RecentWrites) forget(key types.NamespacedName) {
@@ -65,31 +73,42 @@ func (w *RecentWrites) forget(key types.NamespacedName) {
 }
 
 // Observed is called for every add or update the informer delivers. It
-// returns true when the event only reports our own latest write.
+// returns true when the event only reports one of our own writes. A version
+// in between ours was written by someone else, so it is news even though
+// our latest write is newer.
 func (w *RecentWrites) Observed(p *cpv1alpha1.ClusterProfile) (echo bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
 	recent, ok := w.byName[p.Name][p.Namespace]
 	if !ok {
 		return false
 	}
-	if recent.deleted {
-		if recent.profile.UID != p.UID {
-			// Someone created a new object under the name we deleted.
-			w.forget(types.NamespacedName{Namespace: p.Namespace, Name: p.Name})
+	if recent.profile.UID != p.UID {
+		if !recent.deleted {
+			w.forget(key) // our object was replaced by another one
 		}
 		return false
 	}
-	switch cmp, err := resourceversion.CompareResourceVersion(p.ResourceVersion, recent.profile.ResourceVersion); {
-	case err != nil || cmp > 0 || recent.profile.UID != p.UID:
-		w.forget(types.NamespacedName{Namespace: p.Namespace, Name: p.Name})
+	if recent.deleted {
 		return false
-	case cmp == 0:
-		w.forget(types.NamespacedName{Namespace: p.Namespace, Name: p.Name})
-		return true
-	default: // an older version; ours is still on its way
+	}
+	for i, rv := range recent.versions {
+		if rv != p.ResourceVersion {
+			continue
+		}
+		if i == len(recent.versions)-1 {
+			w.forget(key) // the cache has caught up with our latest write
+		} else {
+			recent.versions = recent.versions[i+1:]
+			w.byName[p.Name][p.Namespace] = recent
+		}
 		return true
 	}
+	if cmp, err := resourceversion.CompareResourceVersion(p.ResourceVersion, recent.profile.ResourceVersion); err != nil || cmp > 0 {
+		w.forget(key) // newer than anything we wrote
+	}
+	return false
 }
 
 // ObservedDelete is called for every delete the informer delivers. It returns

@@ -51,27 +51,38 @@ func TestRecentWritesFreshest(t *testing.T) {
 func TestRecentWritesRecognisesEchoes(t *testing.T) {
 	w := NewRecentWrites()
 	w.Wrote(profileAt("a", "u1", "10"))
-	if !w.Observed(profileAt("a", "u1", "9")) {
-		t.Error("an older version while ours is on its way is no news")
-	}
+	w.Wrote(profileAt("a", "u1", "11"))
 	if !w.Observed(profileAt("a", "u1", "10")) {
-		t.Error("our own write coming back is an echo")
+		t.Error("our first write coming back is an echo")
 	}
-	if w.Observed(profileAt("a", "u1", "10")) {
+	if !w.Observed(profileAt("a", "u1", "11")) {
+		t.Error("our second write coming back is an echo")
+	}
+	if w.Observed(profileAt("a", "u1", "11")) {
 		t.Error("once seen, the write is forgotten; a repeat is news")
 	}
-	w.Wrote(profileAt("a", "u1", "12"))
+
+	w.Wrote(profileAt("a", "u1", "14"))
 	if w.Observed(profileAt("a", "u1", "13")) {
+		t.Error("a version between ours is someone else's change")
+	}
+	if !w.Observed(profileAt("a", "u1", "14")) {
+		t.Error("our write after someone else's is still an echo")
+	}
+
+	w.Wrote(profileAt("a", "u1", "16"))
+	if w.Observed(profileAt("a", "u1", "17")) {
 		t.Error("a newer version is someone else's change")
 	}
-	if got := w.Freshest("c1", []*cpv1alpha1.ClusterProfile{profileAt("a", "u1", "13")}); got[0].ResourceVersion != "13" {
+	if got := w.Freshest("c1", []*cpv1alpha1.ClusterProfile{profileAt("a", "u1", "17")}); got[0].ResourceVersion != "17" {
 		t.Error("after a newer version the overlay must be gone")
 	}
-	w.Deleted(profileAt("a", "u1", "13"))
-	if !w.ObservedDelete(profileAt("a", "u1", "13")) {
+
+	w.Deleted(profileAt("a", "u1", "17"))
+	if !w.ObservedDelete(profileAt("a", "u1", "17")) {
 		t.Error("our own deletion coming back is an echo")
 	}
-	if w.ObservedDelete(profileAt("a", "u1", "13")) {
+	if w.ObservedDelete(profileAt("a", "u1", "17")) {
 		t.Error("a deletion we did not make is news")
 	}
 }

@@ -102,7 +102,8 @@ func cacheOptions() cache.Options {
 func setupMirror(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	log := ctrl.Log.WithName("setup")
 	guard := &coexistence.Guard{Recorder: mgr.GetEventRecorder("clusterprofile-coexistence")}
-	if served(mgr.GetRESTMapper(), operatorv1.SchemeGroupVersion.WithKind("ClusterManager")) == nil {
+	if served(mgr.GetRESTMapper(), schema.GroupVersionKind{
+		Group: operatorv1.GroupVersion.Group, Version: operatorv1.GroupVersion.Version, Kind: "ClusterManager"}) == nil {
 		guard.Reader = mgr.GetClient()
 	} else {
 		log.Info("ClusterManager API not served; not checking for OCM's built-in ClusterProfile mirror")

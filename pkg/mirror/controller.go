@@ -246,13 +246,11 @@ func (r *Reconciler) executeStep(ctx context.Context, s step) error {
 		_, err = r.writeStatus(ctx, created, *s.status)
 		return err
 	}
-	current := s.current
 	// Status first: on atomic-list CRDs the metadata records which properties
 	// the mirror owns, and must not claim new ones before they are written.
 	if s.status != nil {
 		log.V(2).Info("Updating ClusterProfile status")
-		var err error
-		if current, err = r.writeStatus(ctx, current, *s.status); err != nil {
+		if _, err := r.writeStatus(ctx, s.current, *s.status); err != nil {
 			return err
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -86,8 +85,6 @@ type ManagerOptions struct {
 	// Counter, when set, counts the manager's ClusterProfile requests.
 	Counter *RequestCounter
 }
-
-var managerCount atomic.Int32
 
 // StartManager runs clusterprofile-manager, wired exactly as the binary, until
 // the test ends (or the returned stop function is called).
