@@ -3,15 +3,20 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
+	"github.com/spf13/pflag"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 
 func main() {
 	opts, zapOpts, err := parseOptions(os.Args[1:])
+	if errors.Is(err, pflag.ErrHelp) {
+		return
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
