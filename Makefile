@@ -59,8 +59,11 @@ bench: envtest build
 	$(GO) run ./test/bench -manager $(BIN)/clusterprofile-manager $(BENCH_ARGS)
 
 ## demo: start a control plane, publish a small fleet, show live changes (DEMO_ARGS="-keep" keeps it up)
+# Built and run as a binary, not with `go run`: go run exits 1 on Ctrl-C
+# whatever the program returns, and Ctrl-C is a normal way to end -keep.
 demo: envtest build
-	$(GO) run ./hack/demo -manager $(BIN)/clusterprofile-manager $(DEMO_ARGS)
+	$(GO) build -o $(BIN)/clusterprofile-demo ./hack/demo
+	$(BIN)/clusterprofile-demo -manager $(BIN)/clusterprofile-manager $(DEMO_ARGS)
 
 ## image: build the container image (needs a Docker engine)
 image:
