@@ -124,21 +124,36 @@ func (w *RecentWrites) ObservedDelete(p *cpv1alpha1.ClusterProfile) (echo bool) 
 	return recent.deleted && recent.profile.UID == p.UID
 }
 
-// Freshest merges the cached profiles named name with our own writes that the
-// cache has not seen yet, returning the newest known version of each (our own
-// deletions removed, our own creations added).
-func (w *RecentWrites) Freshest(name string, cached []*cpv1alpha1.ClusterProfile) []*cpv1alpha1.ClusterProfile {
+// RecentSnapshot is a copy of our recent writes under one name.
+type RecentSnapshot map[string]recentWrite
+
+// Snapshot copies our recent writes under name. Take it *before* reading the
+// cache: an entry is dropped as soon as the informer delivers our version,
+// which can happen while the cache is being read, and a snapshot taken
+// afterwards would then miss a write that the read did not see either.
+func (w *RecentWrites) Snapshot(name string) RecentSnapshot {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	recents := w.byName[name]
-	if len(recents) == 0 {
+	snapshot := make(RecentSnapshot, len(w.byName[name]))
+	for ns, recent := range w.byName[name] {
+		snapshot[ns] = recent
+	}
+	return snapshot
+}
+
+// Freshest merges profiles read from the cache after the snapshot was taken
+// with our own writes, returning the newest known version of each: our
+// deletions removed, our creations added, and whichever of cache and write
+// is newer for the rest.
+func (s RecentSnapshot) Freshest(cached []*cpv1alpha1.ClusterProfile) []*cpv1alpha1.ClusterProfile {
+	if len(s) == 0 {
 		return cached
 	}
-	out := make([]*cpv1alpha1.ClusterProfile, 0, len(cached)+len(recents))
+	out := make([]*cpv1alpha1.ClusterProfile, 0, len(cached)+len(s))
 	seen := make(map[string]bool, len(cached))
 	for _, c := range cached {
 		seen[c.Namespace] = true
-		recent, ok := recents[c.Namespace]
+		recent, ok := s[c.Namespace]
 		switch {
 		case !ok:
 			out = append(out, c)
@@ -153,7 +168,7 @@ func (w *RecentWrites) Freshest(name string, cached []*cpv1alpha1.ClusterProfile
 			out = append(out, c)
 		}
 	}
-	for ns, recent := range recents {
+	for ns, recent := range s {
 		if !seen[ns] && !recent.deleted {
 			out = append(out, recent.profile)
 		}

@@ -36,14 +36,14 @@ func TestRecentWritesFreshest(t *testing.T) {
 		profileAt("replaced", "u6", "20"), // someone created a new one after our delete
 		profileAt("untouched", "u7", "3"),
 	}
-	got := versions(w.Freshest("c1", cached))
+	got := versions(w.Snapshot("c1").Freshest(cached))
 	want := map[string]string{
 		"created": "u1@10", "updated": "u2@12", "behind": "u3@7", "replaced": "u6@20", "untouched": "u7@3",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("freshest (-want +got):\n%s", diff)
 	}
-	if got := w.Freshest("other", nil); len(got) != 0 {
+	if got := w.Snapshot("other").Freshest(nil); len(got) != 0 {
 		t.Errorf("nothing written under another name, got %v", versions(got))
 	}
 }
@@ -74,7 +74,7 @@ func TestRecentWritesRecognisesEchoes(t *testing.T) {
 	if w.Observed(profileAt("a", "u1", "17")) {
 		t.Error("a newer version is someone else's change")
 	}
-	if got := w.Freshest("c1", []*cpv1alpha1.ClusterProfile{profileAt("a", "u1", "17")}); got[0].ResourceVersion != "17" {
+	if got := w.Snapshot("c1").Freshest([]*cpv1alpha1.ClusterProfile{profileAt("a", "u1", "17")}); got[0].ResourceVersion != "17" {
 		t.Error("after a newer version the overlay must be gone")
 	}
 
@@ -84,5 +84,20 @@ func TestRecentWritesRecognisesEchoes(t *testing.T) {
 	}
 	if w.ObservedDelete(profileAt("a", "u1", "17")) {
 		t.Error("a deletion we did not make is news")
+	}
+}
+
+// The informer may deliver our write between the snapshot and the cache read
+// of a reconcile; the snapshot must still cover a cache read that is older.
+func TestRecentWritesSnapshotSurvivesTheEchoDuringACacheRead(t *testing.T) {
+	w := NewRecentWrites()
+	w.Wrote(profileAt("a", "u1", "10"))
+	w.Wrote(profileAt("a", "u1", "11"))
+	snapshot := w.Snapshot("c1")
+	w.Observed(profileAt("a", "u1", "10"))
+	w.Observed(profileAt("a", "u1", "11"))
+	staleRead := []*cpv1alpha1.ClusterProfile{profileAt("a", "u1", "10")}
+	if got := versions(snapshot.Freshest(staleRead)); got["a"] != "u1@11" {
+		t.Errorf("freshest = %v, want our write u1@11", got)
 	}
 }

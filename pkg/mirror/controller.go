@@ -153,6 +153,7 @@ func (r *Reconciler) getCluster(ctx context.Context, name string) (*clusterv1.Ma
 // profilesNamed returns every profile named name (ours and others'), with our
 // own writes that the cache has not caught up with yet.
 func (r *Reconciler) profilesNamed(ctx context.Context, name string) ([]*cpv1alpha1.ClusterProfile, error) {
+	recent := r.recent.Snapshot(name) // before the cache read; see Snapshot
 	list := &cpv1alpha1.ClusterProfileList{}
 	if err := r.client.List(ctx, list, client.MatchingFields{ProfileNameKey: name}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing ClusterProfiles of %s: %w", name, err)
@@ -161,7 +162,7 @@ func (r *Reconciler) profilesNamed(ctx context.Context, name string) ([]*cpv1alp
 	for i := range list.Items {
 		cached = append(cached, &list.Items[i])
 	}
-	return r.recent.Freshest(name, cached), nil
+	return recent.Freshest(cached), nil
 }
 
 // readWorld reads the sets, the bindings of the sets that contain the

@@ -1,0 +1,291 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const (
+	// quietFor is how long the mirror must sit idle to count as settled.
+	quietFor = 2 * time.Second
+	// observePoll is how often in-memory observer state is checked; the
+	// times measured come from the informer events, not from this poll.
+	observePoll = 10 * time.Millisecond
+	// progressEvery spaces the progress lines of long waits.
+	progressEvery = 5 * time.Second
+	// changeTimeout bounds the wait for one change to reach every profile.
+	changeTimeout = 2 * time.Minute
+)
+
+// coldConvergence starts the manager on the untouched world and times it
+// until every desired profile exists with its full status.
+func (b *bench) coldConvergence(ctx context.Context) error {
+	obsCtx, cancel := context.WithCancel(ctx)
+	b.stopObserver = cancel
+	obs, err := startObserver(obsCtx, b.env.Config, b.world)
+	if err != nil {
+		return err
+	}
+	b.obs = obs
+	m, err := b.startManager("cold")
+	if err != nil {
+		return err
+	}
+	target := b.world.profileCount()
+	_, err = b.waitFor(ctx, m, func() time.Time { return obs.convergence().allCompleteAt }, func() string {
+		c := obs.convergence()
+		return fmt.Sprintf("cold: %d/%d profiles exist, %d complete; manager: %s", c.existing, target, c.complete, m.status())
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for every profile: %w", err)
+	}
+	c := obs.convergence()
+	b.progress.logf("cold: all %d profiles complete after %s; waiting for the manager to settle",
+		target, formatDuration(c.allCompleteAt.Sub(m.started)))
+	quietAt, set, err := b.waitQuiet(ctx, m, len(b.world.clusters))
+	if err != nil {
+		return err
+	}
+	writes := set.writes()
+	b.res.Cold = &coldResult{
+		FirstProfileSeconds:      c.firstAt.Sub(m.started).Seconds(),
+		AllExistSeconds:          c.allExistAt.Sub(m.started).Seconds(),
+		AllCompleteSeconds:       c.allCompleteAt.Sub(m.started).Seconds(),
+		QuietSeconds:             quietAt.Sub(m.started).Seconds(),
+		RatioToFloor:             c.allCompleteAt.Sub(m.started).Seconds() / b.res.Floor.Seconds,
+		RatioToFloorAfterStartup: c.allCompleteAt.Sub(c.firstAt).Seconds() / b.res.Floor.Seconds,
+		Reconciles:               set.reconciles(),
+		Writes:                   writes,
+		WritesPerProfile:         float64(writes.Total) / float64(target),
+	}
+	b.progress.logf("cold: settled; writes %s", writes)
+	return nil
+}
+
+// idle watches the converged manager for writes it has no reason to send.
+func (b *bench) idle(ctx context.Context) error {
+	m := b.manager
+	before, err := m.scrape(ctx)
+	if err != nil {
+		return err
+	}
+	b.progress.logf("idle: watching for %s", b.cfg.idle)
+	if err := m.sleep(ctx, b.cfg.idle); err != nil {
+		return err
+	}
+	after, err := m.scrape(ctx)
+	if err != nil {
+		return err
+	}
+	b.res.Idle = &idleResult{
+		Seconds:    b.cfg.idle.Seconds(),
+		Reconciles: after.reconciles() - before.reconciles(),
+		Writes:     after.writes().minus(before.writes()),
+	}
+	b.progress.logf("idle: writes %s", b.res.Idle.Writes)
+	return nil
+}
+
+// restartResync stops the manager with SIGTERM and times a fresh one until
+// it has reconciled every cluster, which on an unchanged world must write
+// nothing.
+func (b *bench) restartResync(ctx context.Context) error {
+	stopErr := b.stopManager()
+	stopped := b.res.Memory[len(b.res.Memory)-1]
+	m, err := b.startManager("restarted")
+	if err != nil {
+		return err
+	}
+	quietAt, set, err := b.waitQuiet(ctx, m, len(b.world.clusters))
+	if err != nil {
+		return err
+	}
+	b.res.Restart = &restartResult{
+		ShutdownSeconds: stopped.ShutdownSeconds,
+		CleanExit:       stopErr == nil,
+		ExitError:       stopped.ExitError,
+		ResyncSeconds:   quietAt.Sub(m.started).Seconds(),
+		Reconciles:      set.reconciles(),
+		Writes:          set.writes(),
+	}
+	b.progress.logf("restart: resynced %d reconciles in %s; writes %s",
+		set.reconciles(), formatDuration(quietAt.Sub(m.started)), b.res.Restart.Writes)
+	return nil
+}
+
+// propagation flips the Available condition of sampled clusters one at a
+// time and times each until every profile of the cluster shows it.
+func (b *bench) propagation(ctx context.Context) error {
+	m := b.manager
+	samples := b.cfg.propagationSamples
+	if samples == 0 {
+		return nil
+	}
+	before, err := m.scrape(ctx)
+	if err != nil {
+		return err
+	}
+	latencies := make([]time.Duration, 0, samples)
+	for i := range samples {
+		cluster := b.world.clusters[i*len(b.world.clusters)/samples].Name
+		latency, err := b.propagateOne(ctx, m, cluster, fmt.Sprintf("BenchUnavailable%d", i))
+		if err != nil {
+			return fmt.Errorf("sample %d (cluster %s): %w", i, cluster, err)
+		}
+		latencies = append(latencies, latency)
+		if (i+1)%10 == 0 || i+1 == samples {
+			b.progress.logf("propagation: %d/%d changes propagated", i+1, samples)
+		}
+	}
+	_, after, err := b.waitQuiet(ctx, m, 0)
+	if err != nil {
+		return err
+	}
+	writes := after.writes().minus(before.writes())
+	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
+	changed := samples * len(b.world.namespaces)
+	b.res.Propagation = &propagationResult{
+		Samples:                 samples,
+		ChangedProfiles:         changed,
+		P50Millis:               millis(percentile(latencies, 0.50)),
+		P99Millis:               millis(percentile(latencies, 0.99)),
+		MaxMillis:               millis(latencies[len(latencies)-1]),
+		Writes:                  writes,
+		WritesPerChangedProfile: float64(writes.Total) / float64(changed),
+	}
+	b.progress.logf("propagation: p50 %.0fms, p99 %.0fms; writes %s",
+		b.res.Propagation.P50Millis, b.res.Propagation.P99Millis, writes)
+	return nil
+}
+
+// propagateOne sets the cluster's Available condition to False with a new
+// reason and returns the time from the status update returning until every
+// profile of the cluster carries it.
+func (b *bench) propagateOne(ctx context.Context, m *managerProcess, cluster, reason string) (time.Duration, error) {
+	// Waiting starts before the update, so no event can slip past.
+	b.obs.expectHealthy(cluster, string(metav1.ConditionFalse), reason)
+	if err := setAvailable(ctx, b.setup, cluster, metav1.ConditionFalse, reason); err != nil {
+		return 0, err
+	}
+	sent := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, changeTimeout)
+	defer cancel()
+	reached, err := b.waitFor(ctx, m, func() time.Time { return b.obs.healthyReachedAt(cluster) }, nil)
+	if err != nil {
+		return 0, err
+	}
+	// The watch event can in theory beat the update's own response.
+	return max(reached.Sub(sent), 0), nil
+}
+
+// setAvailable changes the cluster's Available condition, as the
+// registration controller does when a cluster's lease expires.
+func setAvailable(ctx context.Context, c client.Client, name string, status metav1.ConditionStatus, reason string) error {
+	cluster := &clusterv1.ManagedCluster{}
+	if err := c.Get(ctx, types.NamespacedName{Name: name}, cluster); err != nil {
+		return fmt.Errorf("reading ManagedCluster %s: %w", name, err)
+	}
+	meta.SetStatusCondition(&cluster.Status.Conditions, metav1.Condition{
+		Type: clusterv1.ManagedClusterConditionAvailable, Status: status, Reason: reason,
+		Message: "Set by the ClusterProfile benchmark",
+	})
+	if err := c.Status().Update(ctx, cluster); err != nil {
+		return fmt.Errorf("updating status of ManagedCluster %s: %w", name, err)
+	}
+	return nil
+}
+
+// deletion deletes one namespace's binding and times the removal of every
+// profile there.
+func (b *bench) deletion(ctx context.Context) error {
+	m := b.manager
+	ns := b.world.namespaces[0]
+	before, err := m.scrape(ctx)
+	if err != nil {
+		return err
+	}
+	binding := &clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: setName}}
+	b.progress.logf("deletion: deleting ManagedClusterSetBinding %s/%s", ns, setName)
+	if err := b.setup.Delete(ctx, binding); err != nil {
+		return fmt.Errorf("deleting ManagedClusterSetBinding %s/%s: %w", ns, setName, err)
+	}
+	sent := time.Now()
+	waitCtx, cancel := context.WithTimeout(ctx, changeTimeout)
+	defer cancel()
+	gone, err := b.waitFor(waitCtx, m, func() time.Time {
+		if left, emptiedAt := b.obs.namespace(ns); left == 0 {
+			return emptiedAt
+		}
+		return time.Time{}
+	}, func() string {
+		left, _ := b.obs.namespace(ns)
+		return fmt.Sprintf("deletion: %d profiles left in %s; manager: %s", left, ns, m.status())
+	})
+	if err != nil {
+		return err
+	}
+	_, after, err := b.waitQuiet(ctx, m, 0)
+	if err != nil {
+		return err
+	}
+	b.res.Deletion = &deletionResult{
+		Namespace: ns,
+		Profiles:  len(b.world.clusters),
+		Seconds:   max(gone.Sub(sent), 0).Seconds(),
+		Writes:    after.writes().minus(before.writes()),
+	}
+	b.progress.logf("deletion: %d profiles gone in %s; writes %s",
+		len(b.world.clusters), formatDuration(gone.Sub(sent)), b.res.Deletion.Writes)
+	return nil
+}
+
+// waitFor polls reachedAt, which reads the observer's in-memory state, until
+// it returns a time, printing describe's progress line now and then. It fails
+// when ctx ends or the manager exits.
+func (b *bench) waitFor(ctx context.Context, m *managerProcess, reachedAt func() time.Time, describe func() string) (time.Time, error) {
+	lastProgress := time.Now()
+	for {
+		if at := reachedAt(); !at.IsZero() {
+			return at, nil
+		}
+		if describe != nil && time.Since(lastProgress) >= progressEvery {
+			b.progress.logf("%s", describe())
+			lastProgress = time.Now()
+		}
+		if err := m.sleep(ctx, observePoll); err != nil {
+			return time.Time{}, err
+		}
+	}
+}
+
+// waitQuiet is managerProcess.waitQuiet with progress lines.
+func (b *bench) waitQuiet(ctx context.Context, m *managerProcess, minReconciles int) (time.Time, metricSet, error) {
+	stop := b.tickEvery(progressEvery, func() { b.progress.logf("waiting for the manager to settle: %s", m.status()) })
+	defer stop()
+	at, set, err := m.waitQuiet(ctx, minReconciles, quietFor)
+	if err != nil {
+		return at, set, fmt.Errorf("waiting for manager %q to settle: %w", m.name, err)
+	}
+	return at, set, nil
+}
+
+// percentile is the nearest-rank percentile of sorted durations.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(p * float64(len(sorted))))
+	return sorted[min(max(rank, 1), len(sorted))-1]
+}
+
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
