@@ -31,9 +31,9 @@ $(ENVTEST_DIR)/kube-apiserver $(ENVTEST_DIR)/etcd: hack/envtest.sh
 test: envtest
 	$(GO) test ./... -count=1
 
-## unit: tests that need no control plane
+## unit: tests that need no control plane (-short skips the end-to-end ones)
 unit:
-	$(GO) test $$($(GO) list ./... | grep -v /test/) -count=1
+	$(GO) test -short $$($(GO) list ./... | grep -v /test/) -count=1
 
 ## integration: tests against the real control plane
 integration: envtest

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
@@ -91,7 +92,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		Watches(&clusterv1beta2.ManagedClusterSetBinding{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfBinding)).
 		WatchesMetadata(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfNamespace),
 			builder.WithPredicates(namespaceLifecycleChanged())).
-		Watches(&cpv1alpha1.ClusterProfile{}, r.profileEvents()).
+		// A profile is keyed by its name, which is its cluster's.
+		Watches(&cpv1alpha1.ClusterProfile{}, clusterprofile.ProfileEvents(r.recent, func(p *cpv1alpha1.ClusterProfile) reconcile.Request {
+			return reconcile.Request{NamespacedName: types.NamespacedName{Name: p.Name}}
+		})).
 		Watches(&apiextensionsv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(r.allClusters),
 			builder.WithPredicates(isClusterProfileCRD(), predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1)})

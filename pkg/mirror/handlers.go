@@ -6,7 +6,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/util/workqueue"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	clustersdkv1beta2 "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1beta2"
@@ -14,7 +13,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -90,34 +88,6 @@ func (r *Reconciler) allClusters(ctx context.Context, _ client.Object) []reconci
 		names.Insert(clusters.Items[i].Name)
 	}
 	return requestsFor(names)
-}
-
-// profileEvents maps a profile to the cluster it is named after, except for
-// the echoes of the mirror's own writes, which need no reconcile.
-func (r *Reconciler) profileEvents() handler.TypedEventHandler[client.Object, reconcile.Request] {
-	enqueue := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], obj client.Object) {
-		q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Name: obj.GetName()}})
-	}
-	return handler.Funcs{
-		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if p, ok := e.Object.(*cpv1alpha1.ClusterProfile); ok && !r.recent.Observed(p) {
-				enqueue(q, p)
-			}
-		},
-		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if p, ok := e.ObjectNew.(*cpv1alpha1.ClusterProfile); ok && !r.recent.Observed(p) {
-				enqueue(q, p)
-			}
-		},
-		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if p, ok := e.Object.(*cpv1alpha1.ClusterProfile); ok && !r.recent.ObservedDelete(p) {
-				enqueue(q, p)
-			}
-		},
-		GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(q, e.Object)
-		},
-	}
 }
 
 func (r *Reconciler) clusterNamesOfSet(ctx context.Context, set *clusterv1beta2.ManagedClusterSet) (sets.Set[string], error) {

@@ -1,0 +1,19 @@
+// Command cp-creds is a client-go exec credential plugin that returns the
+// ManagedServiceAccount token synced next to a cluster's ClusterProfile.
+package main
+
+import (
+	"os"
+
+	"sigs.k8s.io/cluster-inventory-api/pkg/credentialplugin"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+)
+
+func main() {
+	provider, err := cpcreds.NewProviderFromProcess(os.Args[1:])
+	if err != nil {
+		os.Exit(cpcreds.ReportSetupError(os.Stdout, os.Stderr, err))
+	}
+	credentialplugin.Run(provider)
+}

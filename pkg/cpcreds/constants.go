@@ -1,0 +1,30 @@
+package cpcreds
+
+// The contract between the credential syncer (which writes the Secret on the
+// hub) and cp-creds (which reads it in a consumer's pod). Both import these so
+// the two sides cannot drift apart.
+const (
+	// SecretKeyToken holds the ManagedServiceAccount token.
+	SecretKeyToken = "token"
+	// SecretKeyCA holds the managed cluster's CA bundle. cp-creds does not use
+	// it: the consumer takes the CA from the ClusterProfile's access provider.
+	SecretKeyCA = "ca.crt"
+
+	// AnnotationTokenExpiration carries the token's expiry (RFC 3339), copied
+	// from the ManagedServiceAccount's status.expirationTimestamp, so that
+	// cp-creds can tell client-go when to run it again.
+	AnnotationTokenExpiration = "authentication.open-cluster-management.io/token-expiration"
+
+	// LabelSyncToClusterProfile, set to "true" on a ManagedServiceAccount, asks
+	// the syncer to copy its token next to the cluster's ClusterProfiles.
+	LabelSyncToClusterProfile = "authentication.open-cluster-management.io/sync-to-clusterprofile"
+)
+
+// PluginName prefixes every line cp-creds writes on stderr.
+const PluginName = "cp-creds"
+
+// SecretName is the name of the synced Secret holding the token of
+// ManagedServiceAccount msa for cluster.
+func SecretName(cluster, msa string) string {
+	return cluster + "-" + msa
+}
