@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/hubmanager"
@@ -36,10 +37,17 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 		"Namespace of the leader election Lease (default: the pod's namespace).")
 	fs.StringVar(&m.MetricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
 	fs.StringVar(&m.ProbeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 disables them.")
+	fs.StringVar(&m.PprofAddr, "pprof-bind-address", "", "Address to serve net/http/pprof on; empty disables it.")
 	fs.IntVar(&m.MirrorWorkers, "mirror-workers", 16, "ManagedClusters the mirror reconciles in parallel.")
 	fs.BoolVar(&m.CleanupDisabled, "cleanup-disabled-features", false,
 		"When a feature gate is off, delete once at start what that feature published (for ClusterProfile: the profiles this mirror wrote).")
 	fs.DurationVar(&m.GracefulShutdownTimeout, "graceful-shutdown-timeout", 30*time.Second, "How long in-flight reconciles get to finish on shutdown.")
+	fs.StringVar(&m.ProxyEndpoint.Host, "cluster-proxy-user-server-host", "",
+		"Host consumers use to reach cluster-proxy's user server (default: cluster-proxy-addon-user.<proxy server namespace>).")
+	fs.IntVar(&m.ProxyEndpoint.Port, "cluster-proxy-user-server-port", accessprovider.DefaultUserServerPort,
+		"Port of cluster-proxy's user server.")
+	fs.StringVar(&m.DirectEntryName, "direct-access-provider-name", accessprovider.DefaultDirectEntryName,
+		"Name of the direct access provider entry (feature gate ClusterProfileDirectAccess).")
 	fs.Float32Var(&o.qps, "kube-api-qps", 50, "Queries per second allowed towards the hub API server.")
 	fs.IntVar(&o.burst, "kube-api-burst", 100, "Burst of queries allowed towards the hub API server.")
 

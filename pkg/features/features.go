@@ -12,10 +12,21 @@ const (
 	// ClusterProfile publishes every ManagedCluster as a ClusterProfile in the
 	// namespaces bound to a set that contains it.
 	ClusterProfile featuregate.Feature = "ClusterProfile"
+
+	// ClusterProfileAccessProvider writes the open-cluster-management access
+	// provider entry, through cluster-proxy's user server (the name OCM's
+	// guide uses for the cluster-proxy addon's gate).
+	ClusterProfileAccessProvider featuregate.Feature = "ClusterProfileAccessProvider"
+
+	// ClusterProfileDirectAccess writes a second entry that reaches the
+	// cluster's API server directly, from its registered client config.
+	ClusterProfileDirectAccess featuregate.Feature = "ClusterProfileDirectAccess"
 )
 
 var defaultFeatureGates = map[featuregate.Feature]featuregate.FeatureSpec{
-	ClusterProfile: {Default: false, PreRelease: featuregate.Alpha},
+	ClusterProfile:               {Default: false, PreRelease: featuregate.Alpha},
+	ClusterProfileAccessProvider: {Default: false, PreRelease: featuregate.Alpha},
+	ClusterProfileDirectAccess:   {Default: false, PreRelease: featuregate.Alpha},
 }
 
 // NewGate returns a fresh gate that knows every feature of the manager, all at

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
@@ -42,10 +43,16 @@ type Options struct {
 	LeaderElectionNamespace string
 	MetricsAddr             string
 	ProbeAddr               string
-	MirrorWorkers           int
+	// PprofAddr serves net/http/pprof when set (for profiling at scale).
+	PprofAddr     string
+	MirrorWorkers int
 	// CleanupDisabled deletes, once at start, what a disabled feature published.
 	CleanupDisabled         bool
 	GracefulShutdownTimeout time.Duration
+	// ProxyEndpoint is where consumers reach cluster-proxy's user server.
+	ProxyEndpoint accessprovider.Endpoint
+	// DirectEntryName names the direct access provider entry.
+	DirectEntryName string
 	// Controller holds controller-runtime's controller defaults.
 	Controller config.Controller
 }
@@ -62,6 +69,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		Scheme:                  scheme.New(),
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:  opts.ProbeAddr,
+		PprofBindAddress:        opts.PprofAddr,
 		LeaderElection:          opts.LeaderElect,
 		LeaderElectionID:        "clusterprofile-manager.open-cluster-management.io",
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
@@ -78,7 +86,13 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	if err := errors.Join(mgr.AddHealthzCheck("healthz", healthz.Ping), mgr.AddReadyzCheck("readyz", healthz.Ping)); err != nil {
 		return nil, err
 	}
+	if err := served(mgr.GetRESTMapper(), cpv1alpha1.GroupVersion.WithKind("ClusterProfile")); err != nil {
+		return nil, fmt.Errorf("the ClusterProfile CRD (%s) must be installed: %w", clusterprofile.CRDName, err)
+	}
 	if err := setupMirror(ctx, mgr, opts); err != nil {
+		return nil, err
+	}
+	if err := setupAccessProviders(ctx, mgr, opts); err != nil {
 		return nil, err
 	}
 	return mgr, nil
@@ -115,13 +129,33 @@ func setupMirror(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		}
 		return nil
 	}
-	if err := served(mgr.GetRESTMapper(), cpv1alpha1.GroupVersion.WithKind("ClusterProfile")); err != nil {
-		return fmt.Errorf("feature gate ClusterProfile needs the ClusterProfile CRD (%s) installed: %w", clusterprofile.CRDName, err)
-	}
 	return mirror.Setup(ctx, mgr, mirror.Options{
 		ManagerName: opts.ClusterManagerName,
 		Workers:     opts.MirrorWorkers,
 		Guard:       guard,
+	})
+}
+
+// setupAccessProviders runs the enabled access providers and withdraws the
+// entries of disabled ones. They act on the profiles of the cluster manager
+// whoever publishes them (this mirror or OCM's built-in one).
+func setupAccessProviders(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	proxy := opts.FeatureGates.Enabled(features.ClusterProfileAccessProvider)
+	if proxy {
+		if err := served(mgr.GetRESTMapper(), schema.GroupVersionKind{Group: "proxy.open-cluster-management.io",
+			Version: "v1alpha1", Kind: "ManagedProxyConfiguration"}); err != nil {
+			ctrl.Log.WithName("setup").Info("ManagedProxyConfiguration API not served: is cluster-proxy installed? "+
+				"Profiles get no cluster-proxy entry until it is and the manager restarts", "error", err.Error())
+			proxy = false
+		}
+	}
+	return accessprovider.Setup(ctx, mgr, accessprovider.Options{
+		ManagerName:     opts.ClusterManagerName,
+		Proxy:           proxy,
+		Direct:          opts.FeatureGates.Enabled(features.ClusterProfileDirectAccess),
+		Endpoint:        opts.ProxyEndpoint,
+		DirectEntryName: opts.DirectEntryName,
+		Workers:         opts.MirrorWorkers,
 	})
 }
 

@@ -138,7 +138,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		log.V(4).Info("ClusterProfiles up to date", "profiles", len(desired.Profiles))
 		return ctrl.Result{}, planErr
 	}
-	return ctrl.Result{}, errors.Join(planErr, r.execute(ctx, cluster, steps))
+	return clusterprofile.ResultFor(ctx, errors.Join(planErr, r.execute(ctx, cluster, steps)))
 }
 
 // getCluster returns nil when the cluster does not exist.
@@ -277,26 +277,14 @@ func (r *Reconciler) applyMeta(ctx context.Context, m clusterprofile.MetaApply, 
 	return p, nil
 }
 
-func (r *Reconciler) writeStatus(ctx context.Context, current *cpv1alpha1.ClusterProfile, w statusWrite) (*cpv1alpha1.ClusterProfile, error) {
-	if w.merged == nil {
-		p, err := r.applier.ApplyStatus(ctx, w.apply)
-		metrics.ProfileWrite(FieldManager, metrics.OpStatus, err)
-		if err != nil {
-			return nil, err
-		}
-		r.recent.Wrote(p)
-		return p, nil
-	}
-	patched := current.DeepCopy()
-	patched.Status = *w.merged
-	err := r.client.Status().Patch(ctx, patched,
-		client.MergeFromWithOptions(current, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldManager))
+func (r *Reconciler) writeStatus(ctx context.Context, current *cpv1alpha1.ClusterProfile, w clusterprofile.StatusWrite) (*cpv1alpha1.ClusterProfile, error) {
+	p, err := r.applier.WriteStatus(ctx, current, w)
 	metrics.ProfileWrite(FieldManager, metrics.OpStatus, err)
 	if err != nil {
-		return nil, fmt.Errorf("merging status of ClusterProfile %s/%s: %w", current.Namespace, current.Name, err)
+		return nil, err
 	}
-	r.recent.Wrote(patched)
-	return patched, nil
+	r.recent.Wrote(p)
+	return p, nil
 }
 
 func (r *Reconciler) deleteProfile(ctx context.Context, p *cpv1alpha1.ClusterProfile) error {

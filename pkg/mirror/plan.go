@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sort"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
@@ -22,18 +21,11 @@ type step struct {
 	// meta is applied when metadata or spec must change (or to create).
 	meta *clusterprofile.MetaApply
 	// status is written when the mirror's share of the status must change.
-	status *statusWrite
+	status *clusterprofile.StatusWrite
 	// delete removes a profile that is no longer wanted.
 	delete bool
 	// clashWith names the other cluster manager holding the profile's name.
 	clashWith string
-}
-
-// statusWrite is either a Server-Side Apply (list-map CRDs) or, on CRDs with
-// atomic status lists, a whole merged status written under optimistic lock.
-type statusWrite struct {
-	apply  clusterprofile.StatusApply
-	merged *cpv1alpha1.ClusterProfileStatus
 }
 
 // planInput is everything plan decides from.
@@ -95,11 +87,7 @@ func planWanted(in planInput, ns string, current *cpv1alpha1.ClusterProfile) (*s
 	}
 	switch {
 	case current == nil:
-		s := &step{key: key, meta: &meta}
-		if !status.Empty() {
-			s.status = statusFor(in.listMaps, nil, status)
-		}
-		return s, nil
+		return &step{key: key, meta: &meta, status: clusterprofile.PlanStatusWrite(nil, status, in.listMaps, ownedOnAtomicLists(nil, status))}, nil
 	case !managedBy(current, in.managerName):
 		return &step{key: key, current: current, clashWith: current.Spec.ClusterManager.Name}, nil
 	case !current.DeletionTimestamp.IsZero():
@@ -113,44 +101,32 @@ func planWanted(in planInput, ns string, current *cpv1alpha1.ClusterProfile) (*s
 	if !clusterprofile.MetaUpToDate(current, meta, own) {
 		s.meta = &meta
 	}
-	if in.listMaps {
-		if !clusterprofile.StatusUpToDate(current, status, own) {
-			s.status = &statusWrite{apply: status}
-		}
-	} else {
-		s.status = statusFor(false, current, status)
+	statusOwned := own
+	if !in.listMaps {
+		statusOwned = ownedOnAtomicLists(current, status)
 	}
+	s.status = clusterprofile.PlanStatusWrite(current, status, in.listMaps, statusOwned)
 	if s.meta == nil && s.status == nil {
 		return nil, nil
 	}
 	return s, nil
 }
 
-// statusFor builds the status write; on atomic-list CRDs it merges the
-// mirror's entries into current and returns nil when nothing would change.
-func statusFor(listMaps bool, current *cpv1alpha1.ClusterProfile, want clusterprofile.StatusApply) *statusWrite {
-	if listMaps {
-		return &statusWrite{apply: want}
-	}
-	var currentStatus cpv1alpha1.ClusterProfileStatus
+// ownedOnAtomicLists says which entries are the mirror's where managedFields
+// cannot (atomic status lists): its condition types, the properties it wrote
+// before (from its annotation) and the ones it writes now. Any other entry
+// belongs to someone else.
+func ownedOnAtomicLists(current *cpv1alpha1.ClusterProfile, want clusterprofile.StatusApply) clusterprofile.Ownership {
 	previous := sets.New[string]()
 	if current != nil {
-		currentStatus = current.Status
 		previous = mirroredPropertyNames(current)
 	}
-	owned := clusterprofile.Ownership{
-		Version:    true,
-		Conditions: mirroredConditionTypes,
-		// The properties the mirror wrote before (from its annotation) and
-		// the ones it writes now; any other property belongs to someone else.
+	return clusterprofile.Ownership{
+		Version:         true,
+		Conditions:      mirroredConditionTypes,
 		Properties:      previous.Union(sets.New(propertyNameList(want.Properties)...)),
 		AccessProviders: sets.New[string](),
 	}
-	merged := clusterprofile.MergeStatus(currentStatus, want, owned)
-	if current != nil && equality.Semantic.DeepEqual(merged, current.Status) {
-		return nil
-	}
-	return &statusWrite{apply: want, merged: &merged}
 }
 
 // managedBy tells whether a profile belongs to the named cluster manager. The

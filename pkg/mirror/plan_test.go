@@ -85,7 +85,7 @@ func planView(steps []step) map[string]string {
 			parts = append(parts, "create")
 		}
 		if s.status != nil {
-			if s.status.merged != nil {
+			if s.status.Merged != nil {
 				parts = append(parts, "merge-status")
 			} else {
 				parts = append(parts, "status")
@@ -247,7 +247,7 @@ func TestPlanOnAtomicStatusLists(t *testing.T) {
 			if tc.wantProperties == nil {
 				return
 			}
-			merged := steps[0].status.merged
+			merged := steps[0].status.Merged
 			if diff := cmp.Diff(tc.wantProperties, merged.Properties); diff != "" {
 				t.Errorf("merged properties (-want +got):\n%s", diff)
 			}

@@ -8,6 +8,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	operatorv1 "open-cluster-management.io/api/operator/v1"
+	proxyv1alpha1 "open-cluster-management.io/cluster-proxy/pkg/apis/proxy/v1alpha1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 )
 
@@ -16,7 +17,7 @@ func New() *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, clusterv1.Install, clusterv1beta2.Install,
-		operatorv1.Install, cpv1alpha1.AddToScheme,
+		operatorv1.Install, cpv1alpha1.AddToScheme, proxyv1alpha1.AddToScheme,
 	} {
 		if err := add(scheme); err != nil {
 			panic(err) // only a broken build can get here

@@ -37,7 +37,7 @@ func TestKeepsOtherWritersEntriesOnAtomicStatusLists(t *testing.T) {
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	g.Expect(c.Get(ctx, types.NamespacedName{Name: clusterprofile.CRDName}, crd)).To(Succeed())
 	g.Expect(clusterprofile.StatusListsAreMaps(crd)).To(BeFalse(), "this suite needs the old, atomic-list CRD")
-	counter := framework.NewRequestCounter("clusterprofiles", "atomic-")
+	counter := framework.NewRequestCounter("clusterprofiles", "atomic-ns")
 	stop := framework.StartManager(t, env, framework.ManagerOptions{Counter: counter})
 	framework.CreateNamespace(ctx, t, c, "atomic-ns")
 	framework.CreateClusterSet(ctx, t, c, utiltesting.MakeClusterSet("atomic-set").Obj())
@@ -83,7 +83,7 @@ func TestKeepsOtherWritersEntriesOnAtomicStatusLists(t *testing.T) {
 	writes := counter.Writes()
 	g.Consistently(counter.Writes, 2*time.Second, 100*time.Millisecond).Should(Equal(writes))
 	stop()
-	restarted := framework.NewRequestCounter("clusterprofiles", "atomic-")
+	restarted := framework.NewRequestCounter("clusterprofiles", "atomic-ns")
 	framework.StartManager(t, env, framework.ManagerOptions{Counter: restarted})
 	g.Consistently(restarted.Writes, 2*time.Second, 100*time.Millisecond).Should(BeZero())
 }

@@ -32,6 +32,7 @@ import (
 const (
 	ocmAPIModule           = "open-cluster-management.io/api"
 	clusterInventoryModule = "sigs.k8s.io/cluster-inventory-api"
+	clusterProxyModule     = "open-cluster-management.io/cluster-proxy"
 )
 
 // Env is a running control plane.
@@ -155,6 +156,10 @@ func CRDFiles() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	proxy, err := ModuleDir(clusterProxyModule)
+	if err != nil {
+		return nil, err
+	}
 	return []string{
 		filepath.Join(ocm, "cluster/v1/0000_00_clusters.open-cluster-management.io_managedclusters.crd.yaml"),
 		filepath.Join(ocm, "cluster/v1beta2/0000_00_clusters.open-cluster-management.io_managedclustersets.crd.yaml"),
@@ -162,6 +167,7 @@ func CRDFiles() ([]string, error) {
 		filepath.Join(ocm, "cluster/v1alpha1/0000_02_clusters.open-cluster-management.io_clusterclaims.crd.yaml"),
 		filepath.Join(ocm, "operator/v1/0000_01_operator.open-cluster-management.io_clustermanagers.crd.yaml"),
 		filepath.Join(inventory, "config/crd/bases/multicluster.x-k8s.io_clusterprofiles.yaml"),
+		filepath.Join(proxy, "hack/crd/bases/proxy.open-cluster-management.io_managedproxyconfigurations.yaml"),
 	}, nil
 }
 

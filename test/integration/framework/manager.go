@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/hubmanager"
 )
@@ -84,6 +85,8 @@ type ManagerOptions struct {
 	CleanupDisabled    bool
 	// Counter, when set, counts the manager's ClusterProfile requests.
 	Counter *RequestCounter
+	// ProxyEndpoint overrides where consumers reach cluster-proxy's user server.
+	ProxyEndpoint accessprovider.Endpoint
 }
 
 // StartManager runs clusterprofile-manager, wired exactly as the binary, until
@@ -111,6 +114,7 @@ func StartManager(t testing.TB, env *Env, opts ManagerOptions) (stop func()) {
 		ProbeAddr:               "0",
 		MirrorWorkers:           4,
 		CleanupDisabled:         opts.CleanupDisabled,
+		ProxyEndpoint:           opts.ProxyEndpoint,
 		GracefulShutdownTimeout: 5 * time.Second,
 		// Several managers run in one test binary, one after another.
 		Controller: config.Controller{SkipNameValidation: ptrTo(true)},

@@ -1,0 +1,35 @@
+package accessprovider
+
+const (
+	// ProxyFieldManager owns the cluster-proxy entry and its condition.
+	ProxyFieldManager = "clusterprofile-access-proxy"
+	// DirectFieldManager owns the direct entry.
+	DirectFieldManager = "clusterprofile-access-direct"
+
+	// ProxyEntryName is the access provider name consumers configure for
+	// cp-creds (the name in OCM's guide and in MultiKueue's example).
+	ProxyEntryName = "open-cluster-management"
+	// DefaultDirectEntryName names the direct entry unless configured.
+	DefaultDirectEntryName = "open-cluster-management-direct"
+
+	// ExecExtensionName is the kubeconfig cluster extension client-go hands to
+	// an exec plugin as spec.cluster.config (with provideClusterInfo).
+	ExecExtensionName = "client.authentication.k8s.io/exec"
+
+	// cluster-proxy's fixed names.
+	ProxyConfigurationName = "cluster-proxy"
+	UserServerSecretName   = "cluster-proxy-user-serving-cert"
+	UserServerServiceName  = "cluster-proxy-addon-user"
+	UserServerCAKey        = "tls.crt"
+	DefaultUserServerPort  = 9092
+
+	// ConditionClusterProxyAccess tells consumers whether the cluster-proxy
+	// entry is there and, when it is not, why.
+	ConditionClusterProxyAccess = "ClusterProxyAccess"
+
+	ReasonUserServerConfigured   = "UserServerConfigured"
+	ReasonConfigurationMissing   = "ProxyConfigurationMissing"
+	ReasonCertificateMissing     = "UserServerCertificateMissing"
+	ReasonCertificateInvalid     = "UserServerCertificateInvalid"
+	ReasonConfigurationNamespace = "ProxyServerNamespaceMissing"
+)

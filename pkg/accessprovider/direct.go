@@ -1,0 +1,49 @@
+package accessprovider
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+)
+
+// Direct is the direct source: an entry that reaches the cluster's own API
+// server, for hubs that can, saving the proxy hop.
+type Direct struct {
+	// Reader reads ManagedClusters (the manager's cache).
+	Reader client.Reader
+	// Name is the entry's name.
+	Name string
+}
+
+var _ Source = (*Direct)(nil)
+
+func (d *Direct) EntryName() string        { return d.Name }
+func (d *Direct) FieldManager() string     { return DirectFieldManager }
+func (d *Direct) ConditionTypes() []string { return nil }
+
+// Desired is the entry built from the cluster's first client config.
+func (d *Direct) Desired(ctx context.Context, _ *cpv1alpha1.ClusterProfile, cluster string) (Desired, error) {
+	mc := &clusterv1.ManagedCluster{}
+	err := d.Reader.Get(ctx, types.NamespacedName{Name: cluster}, mc)
+	switch {
+	case apierrors.IsNotFound(err):
+		return Desired{}, nil
+	case err != nil:
+		return Desired{}, fmt.Errorf("reading ManagedCluster %s: %w", cluster, err)
+	}
+	return Desired{Entry: DirectEntry(d.Name, mc)}, nil
+}
+
+// Watch maps a ManagedCluster's client config changes to its profiles.
+func (d *Direct) Watch(b *builder.Builder, profiles *profileMapper) *builder.Builder {
+	return b.Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(profiles.ofCluster),
+		builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+}

@@ -1,0 +1,58 @@
+package accessprovider
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/types"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+)
+
+// ProfileClusterKey indexes ClusterProfiles by their cluster-name label.
+const ProfileClusterKey = "metadata.labels.cluster-name"
+
+// SetupIndexes registers the access providers' field index with the cache.
+func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
+	return indexer.IndexField(ctx, &cpv1alpha1.ClusterProfile{}, ProfileClusterKey, func(obj client.Object) []string {
+		if cluster := obj.GetLabels()[clusterprofile.LabelClusterName]; cluster != "" {
+			return []string{cluster}
+		}
+		return nil
+	})
+}
+
+// profileMapper maps the sources' events to the profiles they can change.
+// Only profiles of the cluster manager are mapped: an entry on any other
+// profile is removed when that profile's own event is reconciled.
+type profileMapper struct {
+	client      client.Reader
+	managerName string
+}
+
+// all maps to every profile of the cluster manager.
+func (m *profileMapper) all(ctx context.Context, _ client.Object) []reconcile.Request {
+	return m.list(ctx, client.MatchingLabels{clusterprofile.LabelClusterManager: m.managerName})
+}
+
+// ofCluster maps a ManagedCluster to its profiles.
+func (m *profileMapper) ofCluster(ctx context.Context, obj client.Object) []reconcile.Request {
+	return m.list(ctx, client.MatchingFields{ProfileClusterKey: obj.GetName()})
+}
+
+func (m *profileMapper) list(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
+	profiles := &cpv1alpha1.ClusterProfileList{}
+	if err := m.client.List(ctx, profiles, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing ClusterProfiles")
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(profiles.Items))
+	for i := range profiles.Items {
+		requests = append(requests, reconcile.Request{NamespacedName: types.NamespacedName{
+			Namespace: profiles.Items[i].Namespace, Name: profiles.Items[i].Name}})
+	}
+	return requests
+}

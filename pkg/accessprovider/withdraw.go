@@ -1,0 +1,58 @@
+package accessprovider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+)
+
+// Withdraw removes a source's entry (and condition) from every profile that
+// carries it, and nothing else: it runs when the source's gate is off, so
+// consumers do not keep using a way in that nobody maintains any more.
+// reader must return managedFields (an API reader, not the cache).
+func Withdraw(ctx context.Context, reader client.Reader, writer client.Client, source Source) (int, error) {
+	list := &cpv1alpha1.ClusterProfileList{}
+	if err := reader.List(ctx, list); err != nil {
+		return 0, fmt.Errorf("listing ClusterProfiles: %w", err)
+	}
+	schema := &clusterprofile.SchemaReader{Reader: reader}
+	listMaps, err := schema.StatusListsAreMaps(ctx)
+	if err != nil {
+		return 0, err
+	}
+	r := &Reconciler{source: source, applier: clusterprofile.Applier{Client: writer, FieldManager: source.FieldManager()},
+		recent: clusterprofile.NewRecentWrites()}
+	withdrawn := 0
+	var errs []error
+	for i := range list.Items {
+		p := &list.Items[i]
+		if !writtenBy(p, source.FieldManager()) {
+			continue
+		}
+		written, err := r.write(ctx, p, Desired{}, listMaps)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if written {
+			withdrawn++
+		}
+	}
+	return withdrawn, errors.Join(errs...)
+}
+
+// writtenBy tells whether the field manager ever wrote the profile's status:
+// an apply (list-map CRDs) or a merge (atomic ones, recorded as an update).
+// Entries of the same name written by anybody else are not ours to remove.
+func writtenBy(p *cpv1alpha1.ClusterProfile, fieldManager string) bool {
+	for _, entry := range p.ManagedFields {
+		if entry.Manager == fieldManager && entry.Subresource == "status" {
+			return true
+		}
+	}
+	return false
+}
