@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	cpclient "sigs.k8s.io/cluster-inventory-api/client/clientset/versioned/typed/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -35,13 +36,14 @@ type Reconciler struct {
 	recent      *clusterprofile.RecentWrites
 }
 
-// NewReconciler builds the controller of one source, reading through c.
-func NewReconciler(c client.Client, source Source, managerName string) *Reconciler {
+// NewReconciler builds the controller of one source, reading through c and
+// writing through profiles.
+func NewReconciler(c client.Client, profiles cpclient.ClusterProfilesGetter, source Source, managerName string) *Reconciler {
 	return &Reconciler{
 		client:      c,
 		source:      source,
 		managerName: managerName,
-		applier:     clusterprofile.Applier{Client: c, FieldManager: source.FieldManager()},
+		applier:     clusterprofile.Applier{Profiles: profiles, FieldManager: source.FieldManager()},
 		schema:      &clusterprofile.SchemaReader{Reader: c},
 		recent:      clusterprofile.NewRecentWrites(),
 	}

@@ -7,9 +7,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	cpclient "sigs.k8s.io/cluster-inventory-api/client/clientset/versioned/typed/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/filteredcache"
 )
@@ -36,6 +39,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			return fmt.Errorf("setting up access provider indexes: %w", err)
 		}
 	}
+	profiles, err := clusterprofile.NewProfilesClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return err
+	}
 	direct := &Direct{Reader: mgr.GetClient(), Name: opts.DirectEntryName}
 	proxy := &Proxy{Reader: mgr.GetClient(), Endpoint: opts.Endpoint, Now: time.Now}
 	if opts.Proxy {
@@ -54,12 +61,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		enabled bool
 	}{{proxy, opts.Proxy}, {direct, opts.Direct}} {
 		if !s.enabled {
-			if err := mgr.Add(withdrawal(mgr, s.source)); err != nil {
+			if err := mgr.Add(withdrawal(mgr, profiles, s.source)); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := NewReconciler(mgr.GetClient(), s.source, opts.ManagerName).SetupWithManager(mgr, opts.Workers); err != nil {
+		if err := NewReconciler(mgr.GetClient(), profiles, s.source, opts.ManagerName).SetupWithManager(mgr, opts.Workers); err != nil {
 			return fmt.Errorf("setting up %s: %w", s.source.FieldManager(), err)
 		}
 	}
@@ -67,10 +74,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 }
 
 // withdrawal removes a disabled source's entries once, as the leader.
-func withdrawal(mgr ctrl.Manager, source Source) manager.RunnableFunc {
+func withdrawal(mgr ctrl.Manager, profiles cpclient.ClusterProfilesGetter, source Source) manager.RunnableFunc {
 	return func(ctx context.Context) error {
 		log := ctrl.Log.WithName("access-provider-withdrawal").WithValues("entry", source.EntryName())
-		withdrawn, err := Withdraw(ctx, mgr.GetAPIReader(), mgr.GetClient(), source)
+		withdrawn, err := Withdraw(ctx, mgr.GetAPIReader(), profiles, source)
 		if err != nil {
 			log.Error(err, "Withdrawing the entries of a disabled access provider", "withdrawn", withdrawn)
 			return nil

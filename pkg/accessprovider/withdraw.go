@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	cpclient "sigs.k8s.io/cluster-inventory-api/client/clientset/versioned/typed/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
@@ -15,7 +16,7 @@ import (
 // carries it, and nothing else: it runs when the source's gate is off, so
 // consumers do not keep using a way in that nobody maintains any more.
 // reader must return managedFields (an API reader, not the cache).
-func Withdraw(ctx context.Context, reader client.Reader, writer client.Client, source Source) (int, error) {
+func Withdraw(ctx context.Context, reader client.Reader, profiles cpclient.ClusterProfilesGetter, source Source) (int, error) {
 	list := &cpv1alpha1.ClusterProfileList{}
 	if err := reader.List(ctx, list); err != nil {
 		return 0, fmt.Errorf("listing ClusterProfiles: %w", err)
@@ -25,7 +26,7 @@ func Withdraw(ctx context.Context, reader client.Reader, writer client.Client, s
 	if err != nil {
 		return 0, err
 	}
-	r := &Reconciler{source: source, applier: clusterprofile.Applier{Client: writer, FieldManager: source.FieldManager()},
+	r := &Reconciler{source: source, applier: clusterprofile.Applier{Profiles: profiles, FieldManager: source.FieldManager()},
 		recent: clusterprofile.NewRecentWrites()}
 	withdrawn := 0
 	var errs []error

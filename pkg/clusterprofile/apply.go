@@ -2,15 +2,17 @@ package clusterprofile
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
+	"k8s.io/utils/ptr"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	cpclient "sigs.k8s.io/cluster-inventory-api/client/clientset/versioned/typed/apis/v1alpha1"
 )
 
 // MetaApply is the metadata and spec one writer applies to a ClusterProfile.
@@ -78,7 +80,7 @@ type profileApply struct {
 	Kind       string                         `json:"kind"`
 	Metadata   metadataApply                  `json:"metadata"`
 	Spec       *cpv1alpha1.ClusterProfileSpec `json:"spec,omitempty"`
-	Status     *statusApply                   `json:"status,omitempty"`
+	Status     any                            `json:"status,omitempty"`
 }
 
 func newProfileApply(key types.NamespacedName) profileApply {
@@ -89,18 +91,29 @@ func newProfileApply(key types.NamespacedName) profileApply {
 	}
 }
 
-// Object returns the Server-Side Apply request body.
-func (m MetaApply) Object() (*unstructured.Unstructured, error) {
+// Body returns the Server-Side Apply request body.
+func (m MetaApply) Body() ([]byte, error) {
 	body := newProfileApply(m.NamespacedName)
 	body.Metadata.Labels = m.Labels
 	body.Metadata.Annotations = m.Annotations
 	body.Spec = m.Spec
-	return toUnstructured(&body)
+	return json.Marshal(body)
 }
 
-// Object returns the Server-Side Apply request body for the status subresource.
-func (s StatusApply) Object() (*unstructured.Unstructured, error) {
+// emptyStatus is how a writer gives up every status field it owned. The API
+// server (1.35) turns `status: {}` into `status: null` when nothing else is
+// left and then rejects it; an empty list-map is accepted and owns nothing.
+var emptyStatus = struct {
+	Conditions []metav1.Condition `json:"conditions"`
+}{Conditions: []metav1.Condition{}}
+
+// Body returns the Server-Side Apply request body for the status subresource.
+func (s StatusApply) Body() ([]byte, error) {
 	body := newProfileApply(s.NamespacedName)
+	if s.Empty() {
+		body.Status = emptyStatus
+		return json.Marshal(body)
+	}
 	status := &statusApply{Conditions: s.Conditions}
 	if s.Version != "" {
 		status.Version = &versionApply{Kubernetes: s.Version}
@@ -116,69 +129,62 @@ func (s StatusApply) Object() (*unstructured.Unstructured, error) {
 		status.AccessProviders = append(status.AccessProviders, accessProviderApply(ap))
 	}
 	body.Status = status
-	u, err := toUnstructured(&body)
-	if err != nil {
-		return nil, err
-	}
-	// A writer gives up every status field it owned by applying an empty
-	// status. The API server (1.35) turns `status: {}` into `status: null` when
-	// nothing else is left and then rejects it; an empty list-map is accepted
-	// and owns no entries, so that is what an empty status is sent as.
-	if s.Empty() {
-		u.Object["status"] = map[string]any{"conditions": []any{}}
-	}
-	return u, nil
+	return json.Marshal(body)
 }
 
-func toUnstructured(body *profileApply) (*unstructured.Unstructured, error) {
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(body)
-	if err != nil {
-		return nil, err
-	}
-	return &unstructured.Unstructured{Object: content}, nil
-}
-
-// Applier sends Server-Side Apply requests for one field manager. It always
-// forces ownership: a controller is the authority for the fields it applies,
-// and a conflict would otherwise leave the profile stale forever.
+// Applier sends one field manager's writes through cluster-inventory-api's
+// typed client, so request bodies are plain JSON and responses decode
+// straight into ClusterProfiles. Applies always force ownership: a
+// controller is the authority for the fields it applies, and a conflict
+// would otherwise leave the profile stale forever.
 type Applier struct {
-	Client       client.Client
+	Profiles     cpclient.ClusterProfilesGetter
 	FieldManager string
+}
+
+// NewProfilesClient builds the typed ClusterProfile client, on a manager's
+// connection when httpClient is given.
+func NewProfilesClient(cfg *rest.Config, httpClient *http.Client) (cpclient.ClusterProfilesGetter, error) {
+	if httpClient == nil {
+		var err error
+		if httpClient, err = rest.HTTPClientFor(cfg); err != nil {
+			return nil, fmt.Errorf("creating an HTTP client: %w", err)
+		}
+	}
+	c, err := cpclient.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("creating the ClusterProfile client: %w", err)
+	}
+	return c, nil
+}
+
+func (a Applier) applyOptions() metav1.PatchOptions {
+	return metav1.PatchOptions{FieldManager: a.FieldManager, Force: ptr.To(true)}
 }
 
 // ApplyMeta applies metadata and spec, creating the profile when it is missing,
 // and returns the object as the API server stored it.
 func (a Applier) ApplyMeta(ctx context.Context, m MetaApply) (*cpv1alpha1.ClusterProfile, error) {
-	u, err := m.Object()
+	body, err := m.Body()
 	if err != nil {
 		return nil, err
 	}
-	err = a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
-		client.FieldOwner(a.FieldManager), client.ForceOwnership)
+	p, err := a.Profiles.ClusterProfiles(m.Namespace).Patch(ctx, m.Name, types.ApplyPatchType, body, a.applyOptions())
 	if err != nil {
 		return nil, fmt.Errorf("applying metadata of ClusterProfile %s: %w", m.NamespacedName, err)
 	}
-	return fromUnstructured(u)
+	return p, nil
 }
 
 // ApplyStatus applies the writer's part of the status.
 func (a Applier) ApplyStatus(ctx context.Context, s StatusApply) (*cpv1alpha1.ClusterProfile, error) {
-	u, err := s.Object()
+	body, err := s.Body()
 	if err != nil {
 		return nil, err
 	}
-	err = a.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
-		client.FieldOwner(a.FieldManager), client.ForceOwnership)
+	p, err := a.Profiles.ClusterProfiles(s.Namespace).Patch(ctx, s.Name, types.ApplyPatchType, body, a.applyOptions(), "status")
 	if err != nil {
 		return nil, fmt.Errorf("applying status of ClusterProfile %s: %w", s.NamespacedName, err)
 	}
-	return fromUnstructured(u)
-}
-
-func fromUnstructured(u *unstructured.Unstructured) (*cpv1alpha1.ClusterProfile, error) {
-	out := &cpv1alpha1.ClusterProfile{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, out); err != nil {
-		return nil, fmt.Errorf("decoding ClusterProfile %s/%s: %w", u.GetNamespace(), u.GetName(), err)
-	}
-	return out, nil
+	return p, nil
 }

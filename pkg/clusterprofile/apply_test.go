@@ -18,21 +18,21 @@ func TestApplyBodiesCarryOnlyWhatTheWriterOwns(t *testing.T) {
 		"metadata and spec": {
 			build: func() ([]byte, error) {
 				u, err := MetaApply{NamespacedName: key, Labels: map[string]string{"a": "1"},
-					Spec: &cpv1alpha1.ClusterProfileSpec{DisplayName: "c1", ClusterManager: cpv1alpha1.ClusterManager{Name: "m"}}}.Object()
+					Spec: &cpv1alpha1.ClusterProfileSpec{DisplayName: "c1", ClusterManager: cpv1alpha1.ClusterManager{Name: "m"}}}.Body()
 				if err != nil {
 					return nil, err
 				}
-				return u.MarshalJSON()
+				return u, nil
 			},
 			want: `{"apiVersion":"multicluster.x-k8s.io/v1alpha1","kind":"ClusterProfile","metadata":{"labels":{"a":"1"},"name":"c1","namespace":"ns"},"spec":{"clusterManager":{"name":"m"},"displayName":"c1"}}`,
 		},
 		"labels only, no spec": {
 			build: func() ([]byte, error) {
-				u, err := MetaApply{NamespacedName: key, Labels: map[string]string{"a": "1"}}.Object()
+				u, err := MetaApply{NamespacedName: key, Labels: map[string]string{"a": "1"}}.Body()
 				if err != nil {
 					return nil, err
 				}
-				return u.MarshalJSON()
+				return u, nil
 			},
 			want: `{"apiVersion":"multicluster.x-k8s.io/v1alpha1","kind":"ClusterProfile","metadata":{"labels":{"a":"1"},"name":"c1","namespace":"ns"}}`,
 		},
@@ -40,21 +40,21 @@ func TestApplyBodiesCarryOnlyWhatTheWriterOwns(t *testing.T) {
 			build: func() ([]byte, error) {
 				u, err := StatusApply{NamespacedName: key, Version: "v1",
 					Properties: []cpv1alpha1.Property{{Name: "p", Value: "v"}},
-					Conditions: []metav1.Condition{{Type: "Joined", Status: metav1.ConditionTrue, Reason: "R", LastTransitionTime: transition}}}.Object()
+					Conditions: []metav1.Condition{{Type: "Joined", Status: metav1.ConditionTrue, Reason: "R", LastTransitionTime: transition}}}.Body()
 				if err != nil {
 					return nil, err
 				}
-				return u.MarshalJSON()
+				return u, nil
 			},
 			want: `{"apiVersion":"multicluster.x-k8s.io/v1alpha1","kind":"ClusterProfile","metadata":{"name":"c1","namespace":"ns"},"status":{"conditions":[{"lastTransitionTime":"2026-01-02T03:04:05Z","message":"","reason":"R","status":"True","type":"Joined"}],"properties":[{"name":"p","value":"v"}],"version":{"kubernetes":"v1"}}}`,
 		},
 		"an empty status gives everything up as an empty list-map": {
 			build: func() ([]byte, error) {
-				u, err := StatusApply{NamespacedName: key}.Object()
+				u, err := StatusApply{NamespacedName: key}.Body()
 				if err != nil {
 					return nil, err
 				}
-				return u.MarshalJSON()
+				return u, nil
 			},
 			want: `{"apiVersion":"multicluster.x-k8s.io/v1alpha1","kind":"ClusterProfile","metadata":{"name":"c1","namespace":"ns"},"status":{"conditions":[]}}`,
 		},

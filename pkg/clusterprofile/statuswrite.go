@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -50,10 +52,14 @@ func (a Applier) WriteStatus(ctx context.Context, current *cpv1alpha1.ClusterPro
 	}
 	patched := current.DeepCopy()
 	patched.Status = *w.Merged
-	err := a.Client.Status().Patch(ctx, patched,
-		client.MergeFromWithOptions(current, client.MergeFromWithOptimisticLock{}), client.FieldOwner(a.FieldManager))
+	patch, err := client.MergeFromWithOptions(current, client.MergeFromWithOptimisticLock{}).Data(patched)
+	if err != nil {
+		return nil, err
+	}
+	written, err := a.Profiles.ClusterProfiles(current.Namespace).Patch(ctx, current.Name, types.MergePatchType, patch,
+		metav1.PatchOptions{FieldManager: a.FieldManager}, "status")
 	if err != nil {
 		return nil, fmt.Errorf("merging status of ClusterProfile %s/%s: %w", current.Namespace, current.Name, err)
 	}
-	return patched, nil
+	return written, nil
 }

@@ -19,6 +19,7 @@ import (
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	operatorv1 "open-cluster-management.io/api/operator/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	cpclient "sigs.k8s.io/cluster-inventory-api/client/clientset/versioned/typed/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -59,11 +60,12 @@ type Reconciler struct {
 	reports     *reports
 }
 
-// NewReconciler builds a mirror that reads through c (normally the cache).
-func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options) *Reconciler {
+// NewReconciler builds a mirror that reads through c (normally the cache)
+// and writes profiles through profiles.
+func NewReconciler(c client.Client, profiles cpclient.ClusterProfilesGetter, recorder events.EventRecorder, opts Options) *Reconciler {
 	return &Reconciler{
 		client:      c,
-		applier:     clusterprofile.Applier{Client: c, FieldManager: FieldManager},
+		applier:     clusterprofile.Applier{Profiles: profiles, FieldManager: FieldManager},
 		recorder:    recorder,
 		managerName: opts.ManagerName,
 		guard:       opts.Guard,
@@ -78,7 +80,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err := SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("setting up mirror indexes: %w", err)
 	}
-	r := NewReconciler(mgr.GetClient(), mgr.GetEventRecorder(ControllerName), opts)
+	profiles, err := clusterprofile.NewProfilesClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return err
+	}
+	r := NewReconciler(mgr.GetClient(), profiles, mgr.GetEventRecorder(ControllerName), opts)
 	return r.SetupWithManager(mgr, opts.Workers)
 }
 

@@ -24,7 +24,7 @@ func newMapTestReconciler(objs ...client.Object) *Reconciler {
 		WithIndex(&cpv1alpha1.ClusterProfile{}, ProfileNameKey, indexProfileName).
 		WithIndex(&utiltesting.MakeBinding("", "").ManagedClusterSetBinding, BindingClusterSetKey, indexBindingClusterSet).
 		Build()
-	return NewReconciler(c, nil, Options{ManagerName: testManager})
+	return NewReconciler(c, nil, nil, Options{ManagerName: testManager})
 }
 
 func names(requests []reconcile.Request) []string {

@@ -74,6 +74,13 @@ func (b *bench) setUp(ctx context.Context) error {
 		return fmt.Errorf("creating the world: %w", err)
 	}
 	b.progress.logf("world created in %s", formatDuration(time.Since(start)))
+	// The observer watches from before the floor, so that the floor and the
+	// manager's run carry the same measuring load on the API server.
+	obsCtx, cancel := context.WithCancel(ctx)
+	b.stopObserver = cancel
+	if b.obs, err = startObserver(obsCtx, b.env.Config, b.world); err != nil {
+		return fmt.Errorf("starting the observer: %w", err)
+	}
 	return nil
 }
 

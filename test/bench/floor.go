@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/client-go/rest"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -33,11 +34,13 @@ func (b *bench) measureFloor(ctx context.Context) error {
 	if err := createNamespaces(ctx, b.setup, namespaces); err != nil {
 		return err
 	}
-	c, err := newClient(b.env.Config, b.cfg.clientQPS(), b.cfg.burst)
+	cfg := rest.CopyConfig(b.env.Config)
+	cfg.QPS, cfg.Burst = b.cfg.clientQPS(), b.cfg.burst
+	profiles, err := clusterprofile.NewProfilesClient(cfg, nil)
 	if err != nil {
 		return err
 	}
-	applier := clusterprofile.Applier{Client: c, FieldManager: floorFieldManager}
+	applier := clusterprofile.Applier{Profiles: profiles, FieldManager: floorFieldManager}
 	n, m := len(b.world.clusters), len(namespaces)
 	b.progress.logf("floor: %d profiles × 2 Server-Side Applies, %d workers", n*m, floorWorkers)
 

@@ -30,13 +30,7 @@ const (
 // coldConvergence starts the manager on the untouched world and times it
 // until every desired profile exists with its full status.
 func (b *bench) coldConvergence(ctx context.Context) error {
-	obsCtx, cancel := context.WithCancel(ctx)
-	b.stopObserver = cancel
-	obs, err := startObserver(obsCtx, b.env.Config, b.world)
-	if err != nil {
-		return err
-	}
-	b.obs = obs
+	obs := b.obs
 	m, err := b.startManager("cold")
 	if err != nil {
 		return err
