@@ -17,6 +17,7 @@ require (
 	k8s.io/utils v0.0.0-20260210185600-b8788abfbbc2
 	open-cluster-management.io/api v1.3.0
 	open-cluster-management.io/cluster-proxy v0.10.0
+	open-cluster-management.io/managed-serviceaccount v0.10.0
 	open-cluster-management.io/sdk-go v1.3.0
 	sigs.k8s.io/cluster-inventory-api v0.1.3
 	sigs.k8s.io/controller-runtime v0.23.3

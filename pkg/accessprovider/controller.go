@@ -67,7 +67,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	var want Desired
-	if cluster := ClusterOf(profile, r.managerName); cluster != "" {
+	if cluster := clusterprofile.ClusterOf(profile, r.managerName); cluster != "" {
 		if want, err = r.source.Desired(ctx, profile, cluster); err != nil {
 			return ctrl.Result{}, err
 		}

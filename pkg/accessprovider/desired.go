@@ -11,8 +11,6 @@ import (
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
-
-	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 )
 
 // Desired is what one source wants in a profile's status. The zero value
@@ -80,16 +78,6 @@ func DirectEntry(name string, cluster *clusterv1.ManagedCluster) *cpv1alpha1.Acc
 func execExtension(cluster string) clientcmdv1.NamedExtension {
 	raw, _ := json.Marshal(map[string]string{"clusterName": cluster}) // a map of strings always marshals
 	return clientcmdv1.NamedExtension{Name: ExecExtensionName, Extension: runtime.RawExtension{Raw: raw}}
-}
-
-// ClusterOf returns the cluster a profile of managerName describes, or ""
-// when the profile is not one the access providers act on: another
-// manager's, without the cluster-name label, or being deleted.
-func ClusterOf(p *cpv1alpha1.ClusterProfile, managerName string) string {
-	if p.Labels[clusterprofile.LabelClusterManager] != managerName || !p.DeletionTimestamp.IsZero() {
-		return ""
-	}
-	return p.Labels[clusterprofile.LabelClusterName]
 }
 
 func proxyCondition(status metav1.ConditionStatus, reason, message string) *metav1.Condition {

@@ -12,19 +12,6 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 )
 
-// ProfileClusterKey indexes ClusterProfiles by their cluster-name label.
-const ProfileClusterKey = "metadata.labels.cluster-name"
-
-// SetupIndexes registers the access providers' field index with the cache.
-func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
-	return indexer.IndexField(ctx, &cpv1alpha1.ClusterProfile{}, ProfileClusterKey, func(obj client.Object) []string {
-		if cluster := obj.GetLabels()[clusterprofile.LabelClusterName]; cluster != "" {
-			return []string{cluster}
-		}
-		return nil
-	})
-}
-
 // profileMapper maps the sources' events to the profiles they can change.
 // Only profiles of the cluster manager are mapped: an entry on any other
 // profile is removed when that profile's own event is reconciled.
@@ -40,7 +27,7 @@ func (m *profileMapper) all(ctx context.Context, _ client.Object) []reconcile.Re
 
 // ofCluster maps a ManagedCluster to its profiles.
 func (m *profileMapper) ofCluster(ctx context.Context, obj client.Object) []reconcile.Request {
-	return m.list(ctx, client.MatchingFields{ProfileClusterKey: obj.GetName()})
+	return m.list(ctx, client.MatchingFields{clusterprofile.IndexByCluster: obj.GetName()})
 }
 
 func (m *profileMapper) list(ctx context.Context, opts ...client.ListOption) []reconcile.Request {

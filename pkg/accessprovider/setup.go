@@ -34,11 +34,6 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if opts.DirectEntryName == "" {
 		opts.DirectEntryName = DefaultDirectEntryName
 	}
-	if opts.Proxy || opts.Direct {
-		if err := SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
-			return fmt.Errorf("setting up access provider indexes: %w", err)
-		}
-	}
 	profiles, err := clusterprofile.NewProfilesClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return err

@@ -17,10 +17,6 @@ import (
 // consumers do not keep using a way in that nobody maintains any more.
 // reader must return managedFields (an API reader, not the cache).
 func Withdraw(ctx context.Context, reader client.Reader, profiles cpclient.ClusterProfilesGetter, source Source) (int, error) {
-	list := &cpv1alpha1.ClusterProfileList{}
-	if err := reader.List(ctx, list); err != nil {
-		return 0, fmt.Errorf("listing ClusterProfiles: %w", err)
-	}
 	schema := &clusterprofile.SchemaReader{Reader: reader}
 	listMaps, err := schema.StatusListsAreMaps(ctx)
 	if err != nil {
@@ -30,21 +26,31 @@ func Withdraw(ctx context.Context, reader client.Reader, profiles cpclient.Clust
 		recent: clusterprofile.NewRecentWrites()}
 	withdrawn := 0
 	var errs []error
-	for i := range list.Items {
-		p := &list.Items[i]
-		if !writtenBy(p, source.FieldManager()) {
-			continue
+	// Page through: this runs at every start with the gate off (the
+	// default), and a hub may hold tens of thousands of profiles.
+	list := &cpv1alpha1.ClusterProfileList{}
+	for more := true; more; more = list.Continue != "" {
+		if err := reader.List(ctx, list, client.Limit(withdrawPage), client.Continue(list.Continue)); err != nil {
+			return withdrawn, fmt.Errorf("listing ClusterProfiles: %w", err)
 		}
-		written, err := r.write(ctx, p, Desired{}, listMaps)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		if written {
-			withdrawn++
+		for i := range list.Items {
+			p := &list.Items[i]
+			if !writtenBy(p, source.FieldManager()) {
+				continue
+			}
+			written, err := r.write(ctx, p, Desired{}, listMaps)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if written {
+				withdrawn++
+			}
 		}
 	}
 	return withdrawn, errors.Join(errs...)
 }
+
+const withdrawPage = 500
 
 // writtenBy tells whether the field manager ever wrote the profile's status:
 // an apply (list-map CRDs) or a merge (atomic ones, recorded as an update).

@@ -18,6 +18,14 @@ const (
 	// LabelSyncToClusterProfile, set to "true" on a ManagedServiceAccount, asks
 	// the syncer to copy its token next to the cluster's ClusterProfiles.
 	LabelSyncToClusterProfile = "authentication.open-cluster-management.io/sync-to-clusterprofile"
+
+	// AnnotationSourceCluster and AnnotationSourceManagedServiceAccount name
+	// the cluster and the ManagedServiceAccount a synced Secret holds the token
+	// of. The Secret's name alone is ambiguous (cluster a + MSA b-c and cluster
+	// a-b + MSA c both give a-b-c), so cp-creds checks them before handing out
+	// a token.
+	AnnotationSourceCluster               = "authentication.open-cluster-management.io/synced-from-cluster"
+	AnnotationSourceManagedServiceAccount = "authentication.open-cluster-management.io/synced-from-managed-serviceaccount"
 )
 
 // PluginName prefixes every line cp-creds writes on stderr.

@@ -103,6 +103,21 @@ func TestGetToken(t *testing.T) {
 			want:     clientauthenticationv1.ExecCredentialStatus{Token: testToken},
 			wantGets: 1,
 		},
+		"source annotations that match are fine": {
+			secrets: []*corev1.Secret{syncedSecret(testNamespace, "cluster1-multikueue").
+				annotation(AnnotationSourceCluster, "cluster1").annotation(AnnotationSourceManagedServiceAccount, "multikueue").obj()},
+			in:       cluster1,
+			want:     clientauthenticationv1.ExecCredentialStatus{Token: testToken},
+			wantGets: 1,
+		},
+		"a colliding name holding another cluster's token is refused": {
+			// cluster "cluster1-multi" + MSA "kueue" also gives cluster1-multikueue.
+			secrets: []*corev1.Secret{syncedSecret(testNamespace, "cluster1-multikueue").
+				annotation(AnnotationSourceCluster, "cluster1-multi").annotation(AnnotationSourceManagedServiceAccount, "kueue").obj()},
+			in:       cluster1,
+			wantErr:  []string{`holds the token of cluster "cluster1-multi" and ManagedServiceAccount "kueue"`, "collide"},
+			wantGets: 1,
+		},
 		"other clusters' and MSAs' secrets are not used": {
 			secrets: []*corev1.Secret{
 				syncedSecret(testNamespace, "cluster2-multikueue").obj(),

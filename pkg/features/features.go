@@ -21,12 +21,18 @@ const (
 	// ClusterProfileDirectAccess writes a second entry that reaches the
 	// cluster's API server directly, from its registered client config.
 	ClusterProfileDirectAccess featuregate.Feature = "ClusterProfileDirectAccess"
+
+	// ClusterProfileCredSyncer copies ManagedServiceAccount tokens next to
+	// the ClusterProfiles of their cluster, for cp-creds (the name of the
+	// managed-serviceaccount addon's gate in OCM's guide).
+	ClusterProfileCredSyncer featuregate.Feature = "ClusterProfileCredSyncer"
 )
 
 var defaultFeatureGates = map[featuregate.Feature]featuregate.FeatureSpec{
 	ClusterProfile:               {Default: false, PreRelease: featuregate.Alpha},
 	ClusterProfileAccessProvider: {Default: false, PreRelease: featuregate.Alpha},
 	ClusterProfileDirectAccess:   {Default: false, PreRelease: featuregate.Alpha},
+	ClusterProfileCredSyncer:     {Default: false, PreRelease: featuregate.Alpha},
 }
 
 // NewGate returns a fresh gate that knows every feature of the manager, all at

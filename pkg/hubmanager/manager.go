@@ -29,6 +29,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
@@ -89,10 +90,16 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	if err := served(mgr.GetRESTMapper(), cpv1alpha1.GroupVersion.WithKind("ClusterProfile")); err != nil {
 		return nil, fmt.Errorf("the ClusterProfile CRD (%s) must be installed: %w", clusterprofile.CRDName, err)
 	}
+	if err := clusterprofile.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return nil, fmt.Errorf("setting up ClusterProfile indexes: %w", err)
+	}
 	if err := setupMirror(ctx, mgr, opts); err != nil {
 		return nil, err
 	}
 	if err := setupAccessProviders(ctx, mgr, opts); err != nil {
+		return nil, err
+	}
+	if err := setupCredSync(mgr, opts); err != nil {
 		return nil, err
 	}
 	return mgr, nil
@@ -157,6 +164,21 @@ func setupAccessProviders(ctx context.Context, mgr ctrl.Manager, opts Options) e
 		DirectEntryName: opts.DirectEntryName,
 		Workers:         opts.MirrorWorkers,
 	})
+}
+
+// setupCredSync runs the credential syncer, or withdraws its copies when its
+// gate is off.
+func setupCredSync(mgr ctrl.Manager, opts Options) error {
+	if !opts.FeatureGates.Enabled(features.ClusterProfileCredSyncer) {
+		return mgr.Add(credsync.Withdrawal(mgr))
+	}
+	if err := served(mgr.GetRESTMapper(), schema.GroupVersionKind{Group: "authentication.open-cluster-management.io",
+		Version: "v1beta1", Kind: "ManagedServiceAccount"}); err != nil {
+		ctrl.Log.WithName("setup").Info("ManagedServiceAccount API not served: is the managed-serviceaccount addon installed? "+
+			"No tokens are synced until it is and the manager restarts", "error", err.Error())
+		return nil
+	}
+	return credsync.Setup(mgr, credsync.Options{ManagerName: opts.ClusterManagerName, Workers: opts.MirrorWorkers})
 }
 
 // cleanupRunnable deletes the mirror's profiles once, as the leader, unless

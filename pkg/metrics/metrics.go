@@ -18,6 +18,7 @@ const (
 	OpCreate   = "create"
 	OpMetadata = "metadata"
 	OpStatus   = "status"
+	OpUpdate   = "update"
 	OpDelete   = "delete"
 )
 
@@ -58,13 +59,26 @@ var (
 		Help:      "1 while the installed ClusterProfile CRD lacks list-map markers and status is written by merge under optimistic locking.",
 	})
 
+	syncedSecretWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Subsystem: subsystem,
+		Name:      "synced_secret_writes_total",
+		Help:      "Writes of synced ManagedServiceAccount token Secrets, by operation (create, update, delete) and result.",
+	}, []string{"operation", "result"})
+
+	syncedSecretCollisions = prometheus.NewCounter(prometheus.CounterOpts{
+		Subsystem: subsystem,
+		Name:      "synced_secret_collisions_total",
+		Help:      "Tokens not copied because another Secret holds the name (counted when first reported).",
+	})
+
 	registerOnce sync.Once
 )
 
 // Register adds the metrics to controller-runtime's registry; safe to call more than once.
 func Register() {
 	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(profileWrites, writeErrors, skippedClaims, nameClashes, mirrorPassive, atomicStatusLists)
+		metrics.Registry.MustRegister(profileWrites, writeErrors, skippedClaims, nameClashes, mirrorPassive, atomicStatusLists,
+			syncedSecretWrites, syncedSecretCollisions)
 	})
 }
 
@@ -75,6 +89,18 @@ func ProfileWrite(writer, operation string, err error) {
 		writeErrors.WithLabelValues(writer, operation).Inc()
 	}
 }
+
+// SyncedSecretWrite counts one write of a synced token Secret.
+func SyncedSecretWrite(operation string, err error) {
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	syncedSecretWrites.WithLabelValues(operation, result).Inc()
+}
+
+// SyncedSecretCollision counts a newly reported name collision.
+func SyncedSecretCollision() { syncedSecretCollisions.Inc() }
 
 // ClaimsSkipped counts newly reported skipped claims.
 func ClaimsSkipped(n int) { skippedClaims.Add(float64(n)) }

@@ -31,6 +31,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 )
 
 // Options configure the mirror.
@@ -57,7 +58,7 @@ type Reconciler struct {
 	guard       *coexistence.Guard
 	schema      *clusterprofile.SchemaReader
 	recent      *clusterprofile.RecentWrites
-	reports     *reports
+	reports     *reportonce.Memory
 }
 
 // NewReconciler builds a mirror that reads through c (normally the cache)
@@ -71,7 +72,7 @@ func NewReconciler(c client.Client, profiles cpclient.ClusterProfilesGetter, rec
 		guard:       opts.Guard,
 		schema:      &clusterprofile.SchemaReader{Reader: c},
 		recent:      clusterprofile.NewRecentWrites(),
-		reports:     newReports(),
+		reports:     reportonce.New(),
 	}
 }
 

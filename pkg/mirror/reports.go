@@ -3,7 +3,6 @@ package mirror
 import (
 	"context"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,38 +15,6 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
 )
-
-// reports remembers, per cluster, the findings last reported, so that each
-// is reported (log, Event, metric) once when it appears or changes rather
-// than on every reconcile.
-type reports struct {
-	mu        sync.Mutex
-	byCluster map[string]map[string]string
-}
-
-func newReports() *reports {
-	return &reports{byCluster: map[string]map[string]string{}}
-}
-
-// update stores the cluster's current findings (topic → description) and
-// returns the topics that are new or whose description changed.
-func (r *reports) update(cluster string, findings map[string]string) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	previous := r.byCluster[cluster]
-	var fresh []string
-	for topic, description := range findings {
-		if previous[topic] != description {
-			fresh = append(fresh, topic)
-		}
-	}
-	if len(findings) == 0 {
-		delete(r.byCluster, cluster)
-	} else {
-		r.byCluster[cluster] = findings
-	}
-	return fresh
-}
 
 const (
 	topicSkippedClaims = "claims"
@@ -72,7 +39,7 @@ func (r *Reconciler) reportFindings(ctx context.Context, cluster *clusterv1.Mana
 		}
 	}
 	log := ctrl.LoggerFrom(ctx)
-	for _, topic := range r.reports.update(clusterName, findings) {
+	for _, topic := range r.reports.Update(clusterName, findings) {
 		if topic == topicSkippedClaims {
 			metrics.ClaimsSkipped(len(desired.SkippedClaims))
 			log.Info("Skipping cluster claims the ClusterProfile schema would reject; the rest of the status is written", "claims", findings[topic])

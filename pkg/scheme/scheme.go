@@ -9,6 +9,7 @@ import (
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	operatorv1 "open-cluster-management.io/api/operator/v1"
 	proxyv1alpha1 "open-cluster-management.io/cluster-proxy/pkg/apis/proxy/v1alpha1"
+	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 )
 
@@ -17,7 +18,7 @@ func New() *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, clusterv1.Install, clusterv1beta2.Install,
-		operatorv1.Install, cpv1alpha1.AddToScheme, proxyv1alpha1.AddToScheme,
+		operatorv1.Install, cpv1alpha1.AddToScheme, proxyv1alpha1.AddToScheme, authv1beta1.AddToScheme,
 	} {
 		if err := add(scheme); err != nil {
 			panic(err) // only a broken build can get here

@@ -33,6 +33,7 @@ const (
 	ocmAPIModule           = "open-cluster-management.io/api"
 	clusterInventoryModule = "sigs.k8s.io/cluster-inventory-api"
 	clusterProxyModule     = "open-cluster-management.io/cluster-proxy"
+	msaModule              = "open-cluster-management.io/managed-serviceaccount"
 )
 
 // Env is a running control plane.
@@ -160,6 +161,10 @@ func CRDFiles() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	msa, err := ModuleDir(msaModule)
+	if err != nil {
+		return nil, err
+	}
 	return []string{
 		filepath.Join(ocm, "cluster/v1/0000_00_clusters.open-cluster-management.io_managedclusters.crd.yaml"),
 		filepath.Join(ocm, "cluster/v1beta2/0000_00_clusters.open-cluster-management.io_managedclustersets.crd.yaml"),
@@ -168,6 +173,7 @@ func CRDFiles() ([]string, error) {
 		filepath.Join(ocm, "operator/v1/0000_01_operator.open-cluster-management.io_clustermanagers.crd.yaml"),
 		filepath.Join(inventory, "config/crd/bases/multicluster.x-k8s.io_clusterprofiles.yaml"),
 		filepath.Join(proxy, "hack/crd/bases/proxy.open-cluster-management.io_managedproxyconfigurations.yaml"),
+		filepath.Join(msa, "config/crd/bases/authentication.open-cluster-management.io_managedserviceaccounts.yaml"),
 	}, nil
 }
 

@@ -1,4 +1,4 @@
-package mirror
+package reportonce
 
 import (
 	"sort"
@@ -8,7 +8,7 @@ import (
 )
 
 func TestReportsAreNewsOnlyWhenSomethingChanges(t *testing.T) {
-	r := newReports()
+	r := New()
 	steps := []struct {
 		cluster  string
 		findings map[string]string
@@ -23,7 +23,7 @@ func TestReportsAreNewsOnlyWhenSomethingChanges(t *testing.T) {
 		{"c1", map[string]string{"clash/ns": "fleet"}, []string{"clash/ns"}},
 	}
 	for i, s := range steps {
-		got := r.update(s.cluster, s.findings)
+		got := r.Update(s.cluster, s.findings)
 		sort.Strings(got)
 		if diff := cmp.Diff(s.want, got); diff != "" {
 			t.Errorf("step %d: new findings (-want +got):\n%s", i, diff)

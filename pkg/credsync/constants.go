@@ -1,0 +1,23 @@
+package credsync
+
+import "open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+
+const (
+	// ControllerName names the syncer in logs and metrics.
+	ControllerName = "clusterprofile-credsync"
+	// FieldManager owns the synced Secrets' fields.
+	FieldManager = "clusterprofile-credsync"
+
+	// LabelSyncToClusterProfile asks for a ManagedServiceAccount's token to be synced.
+	LabelSyncToClusterProfile = cpcreds.LabelSyncToClusterProfile
+	// LabelIsManagedServiceAccount marks the token Secrets the
+	// managed-serviceaccount agent writes in cluster namespaces.
+	LabelIsManagedServiceAccount = "authentication.open-cluster-management.io/is-managed-serviceaccount"
+	// LabelSyncedFrom marks a synced copy with <cluster>-<msa> (as upstream
+	// does), or a hash of it where that is no valid label value.
+	LabelSyncedFrom = "authentication.open-cluster-management.io/synced-from"
+
+	// ReasonNameCollision: two cluster/ManagedServiceAccount pairs need the
+	// same Secret name in one namespace, or another Secret holds it.
+	ReasonNameCollision = "SyncedSecretNameCollision"
+)

@@ -1,0 +1,110 @@
+package credsync
+
+import (
+	"bytes"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+)
+
+// copyStep is the work on one synced Secret; exactly one field is set.
+type copyStep struct {
+	// create makes a copy that does not exist yet. It is a create, not an
+	// apply, so that a Secret of the same name that is not a synced copy
+	// (which the copies cache does not hold) is never overwritten.
+	create *corev1.Secret
+	// apply brings an existing copy back in line (a new token, an expiry,
+	// a hand edit).
+	apply *corev1.Secret
+	// remove deletes a copy that is no longer wanted.
+	remove *corev1.Secret
+	// collision is a wanted copy whose name another pair's copy holds.
+	collision *collision
+}
+
+type collision struct {
+	want   *corev1.Secret
+	holder *corev1.Secret
+}
+
+// planCopies compares the copies the namespace should hold for cluster with
+// the synced copies it holds (inNamespace: every synced copy there, any
+// cluster's) and returns the writes that close the gap, by Secret name.
+func planCopies(cluster string, desired []*corev1.Secret, inNamespace []*corev1.Secret) []copyStep {
+	existing := make(map[string]*corev1.Secret, len(inNamespace))
+	for _, s := range inNamespace {
+		existing[s.Name] = s
+	}
+	wanted := make(map[string]bool, len(desired))
+	var steps []copyStep
+	for _, want := range desired {
+		wanted[want.Name] = true
+		current, ok := existing[want.Name]
+		switch {
+		case !ok:
+			steps = append(steps, copyStep{create: want})
+		case !sameSource(current, want):
+			steps = append(steps, copyStep{collision: &collision{want: want, holder: current}})
+		case !CopyUpToDate(current, want):
+			steps = append(steps, copyStep{apply: want})
+		}
+	}
+	for _, current := range inNamespace {
+		if c, _, ok := SourceOf(current); ok && c == cluster && !wanted[current.Name] {
+			steps = append(steps, copyStep{remove: current})
+		}
+	}
+	sort.SliceStable(steps, func(i, j int) bool { return steps[i].name() < steps[j].name() })
+	return steps
+}
+
+func (s copyStep) name() string {
+	switch {
+	case s.create != nil:
+		return s.create.Name
+	case s.apply != nil:
+		return s.apply.Name
+	case s.remove != nil:
+		return s.remove.Name
+	default:
+		return s.collision.want.Name
+	}
+}
+
+func sameSource(a, b *corev1.Secret) bool {
+	ac, am, aok := SourceOf(a)
+	bc, bm, bok := SourceOf(b)
+	return aok && bok && ac == bc && am == bm
+}
+
+// CopyUpToDate tells whether current carries everything the syncer writes
+// with want's values: token and CA, type, the synced-from label, the source
+// and expiry annotations, and the owner reference. Fields others added to
+// the Secret are not the syncer's to judge.
+func CopyUpToDate(current, want *corev1.Secret) bool {
+	if current.Type != want.Type || current.Labels[LabelSyncedFrom] != want.Labels[LabelSyncedFrom] {
+		return false
+	}
+	for _, key := range []string{cpcreds.SecretKeyToken, cpcreds.SecretKeyCA} {
+		got, has := current.Data[key]
+		expected, wants := want.Data[key]
+		if has != wants || !bytes.Equal(got, expected) {
+			return false
+		}
+	}
+	for _, key := range []string{cpcreds.AnnotationSourceCluster, cpcreds.AnnotationSourceManagedServiceAccount, cpcreds.AnnotationTokenExpiration} {
+		got, has := current.Annotations[key]
+		expected, wants := want.Annotations[key]
+		if has != wants || got != expected {
+			return false
+		}
+	}
+	for _, ref := range current.OwnerReferences {
+		if ref.UID == want.OwnerReferences[0].UID {
+			return true
+		}
+	}
+	return false
+}

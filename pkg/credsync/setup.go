@@ -1,0 +1,155 @@
+package credsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/filteredcache"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
+)
+
+// Options configure the syncer.
+type Options struct {
+	ManagerName string
+	Workers     int
+}
+
+// syncedCopies selects the copies this syncer (or upstream's) writes.
+func syncedCopies() labels.Selector {
+	req, _ := labels.NewRequirement(LabelSyncedFrom, selection.Exists, nil) // a constant, valid key
+	return labels.NewSelector().Add(*req)
+}
+
+// Setup registers the syncer. Each of its two Secret caches holds only its
+// own slice of the hub's Secrets.
+func Setup(mgr ctrl.Manager, opts Options) error {
+	tokens, err := filteredcache.New(mgr, &corev1.Secret{}, cache.ByObject{
+		Label: labels.SelectorFromSet(labels.Set{LabelIsManagedServiceAccount: "true"}),
+	})
+	if err != nil {
+		return err
+	}
+	copies, err := filteredcache.New(mgr, &corev1.Secret{}, cache.ByObject{Label: syncedCopies()})
+	if err != nil {
+		return err
+	}
+	r := &Reconciler{
+		client: mgr.GetClient(), tokens: tokens, copies: copies, apiReader: mgr.GetAPIReader(),
+		recorder: mgr.GetEventRecorder(ControllerName), managerName: opts.ManagerName, reports: reportonce.New(),
+	}
+	m := &keyMapper{client: mgr.GetClient()}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		Watches(&cpv1alpha1.ClusterProfile{}, handler.EnqueueRequestsFromMapFunc(m.ofProfile)).
+		Watches(&authv1beta1.ManagedServiceAccount{}, handler.EnqueueRequestsFromMapFunc(m.ofClusterNamespace)).
+		WatchesRawSource(source.Kind[client.Object](tokens, &corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(m.ofClusterNamespace))).
+		WatchesRawSource(source.Kind[client.Object](copies, &corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(m.ofCopy))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1)}).
+		Complete(r)
+}
+
+// keyMapper maps events to (namespace, cluster) keys.
+type keyMapper struct {
+	client client.Reader
+}
+
+// ofProfile maps a profile to its own key, whoever's it is: a profile that
+// stops being one the syncer serves must lose its copies.
+func (m *keyMapper) ofProfile(_ context.Context, obj client.Object) []reconcile.Request {
+	cluster := obj.GetLabels()[clusterprofile.LabelClusterName]
+	if cluster == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: cluster}}}
+}
+
+// ofClusterNamespace maps a ManagedServiceAccount or a token Secret, which
+// live in their cluster's namespace, to every profile of that cluster.
+func (m *keyMapper) ofClusterNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
+	cluster := obj.GetNamespace()
+	profiles := &cpv1alpha1.ClusterProfileList{}
+	if err := m.client.List(ctx, profiles, client.MatchingFields{clusterprofile.IndexByCluster: cluster}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing ClusterProfiles", "cluster", cluster)
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(profiles.Items))
+	for i := range profiles.Items {
+		requests = append(requests, reconcile.Request{NamespacedName: types.NamespacedName{
+			Namespace: profiles.Items[i].Namespace, Name: cluster}})
+	}
+	return requests
+}
+
+// ofCopy maps a synced copy back to the namespace and cluster it serves, so
+// a hand edit or deletion is repaired.
+func (m *keyMapper) ofCopy(_ context.Context, obj client.Object) []reconcile.Request {
+	secret, ok := obj.(*corev1.Secret)
+	if !ok {
+		return nil
+	}
+	cluster, _, ok := SourceOf(secret)
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: secret.Namespace, Name: cluster}}}
+}
+
+// Withdraw deletes every copy this syncer wrote; it runs, once, when the
+// syncer's gate is off, so no token copy outlives the sync that keeps it
+// current and revocable. reader must not be a cache.
+func Withdraw(ctx context.Context, reader client.Reader, writer client.Writer) (int, error) {
+	list := &corev1.SecretList{}
+	if err := reader.List(ctx, list, client.MatchingLabelsSelector{Selector: syncedCopies()}); err != nil {
+		return 0, fmt.Errorf("listing synced Secrets: %w", err)
+	}
+	deleted := 0
+	var errs []error
+	for i := range list.Items {
+		secret := &list.Items[i]
+		if _, _, ours := SourceOf(secret); !ours {
+			continue
+		}
+		err := client.IgnoreNotFound(writer.Delete(ctx, secret, client.Preconditions{UID: &secret.UID}))
+		metrics.SyncedSecretWrite(metrics.OpDelete, err)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("deleting synced Secret %s/%s: %w", secret.Namespace, secret.Name, err))
+			continue
+		}
+		deleted++
+	}
+	return deleted, errors.Join(errs...)
+}
+
+// Withdrawal is Withdraw as a one-shot runnable for the leader.
+func Withdrawal(mgr ctrl.Manager) manager.RunnableFunc {
+	return func(ctx context.Context) error {
+		log := ctrl.Log.WithName("credsync-withdrawal")
+		deleted, err := Withdraw(ctx, mgr.GetAPIReader(), mgr.GetClient())
+		if err != nil {
+			log.Error(err, "Deleting the synced token Secrets of the disabled syncer", "deleted", deleted)
+			return nil
+		}
+		if deleted > 0 {
+			log.Info("Deleted the synced token Secrets of the disabled syncer", "deleted", deleted)
+		}
+		return nil
+	}
+}
