@@ -24,6 +24,7 @@ type RequestCounter struct {
 	namespacePrefix string
 	mu              sync.Mutex
 	byMethod        map[string]int
+	requests        []string
 }
 
 // NewRequestCounter counts requests whose path names resource (e.g.
@@ -46,6 +47,7 @@ func (c *RequestCounter) Wrap(cfg *rest.Config) *rest.Config {
 			if c.counts(req.URL.Path) {
 				c.mu.Lock()
 				c.byMethod[req.Method]++
+				c.requests = append(c.requests, req.Method+" "+req.URL.RequestURI())
 				c.mu.Unlock()
 			}
 			return rt.RoundTrip(req)
@@ -59,6 +61,13 @@ func (c *RequestCounter) Writes() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.byMethod[http.MethodPost] + c.byMethod[http.MethodPut] + c.byMethod[http.MethodPatch] + c.byMethod[http.MethodDelete]
+}
+
+// Requests returns every counted request as "METHOD path?query".
+func (c *RequestCounter) Requests() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.requests...)
 }
 
 // ByMethod returns a copy of the counts.

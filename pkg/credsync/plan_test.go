@@ -1,0 +1,126 @@
+package credsync
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
+)
+
+var testExpiry = time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func profile(ns, cluster string) *cpv1alpha1.ClusterProfile {
+	p := utiltesting.MakeClusterProfile(ns, cluster, "open-cluster-management").Obj()
+	p.UID = types.UID("uid-" + ns + "-" + cluster)
+	return p
+}
+
+func tokenSource(cluster, msa, token string) Source {
+	return Source{
+		MSA: &authv1beta1.ManagedServiceAccount{
+			ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: msa},
+			Status:     authv1beta1.ManagedServiceAccountStatus{ExpirationTimestamp: &metav1.Time{Time: testExpiry}},
+		},
+		Token: &corev1.Secret{Data: map[string][]byte{"token": []byte(token), "ca.crt": []byte("ca"), "extra": []byte("x")}},
+	}
+}
+
+func TestDesiredCopies(t *testing.T) {
+	withoutToken := tokenSource("c1", "pending", "")
+	withoutToken.Token = nil
+	got := DesiredCopies(profile("team", "c1"), "c1", []Source{tokenSource("c1", "multikueue", "t1"), withoutToken, tokenSource("c1", "empty", "")})
+	want := []*corev1.Secret{{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: "team", Name: "c1-multikueue",
+			Labels: map[string]string{LabelSyncedFrom: "c1-multikueue"},
+			Annotations: map[string]string{
+				cpcreds.AnnotationSourceCluster:               "c1",
+				cpcreds.AnnotationSourceManagedServiceAccount: "multikueue",
+				cpcreds.AnnotationTokenExpiration:             "2027-01-02T03:04:05Z",
+			},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "multicluster.x-k8s.io/v1alpha1", Kind: "ClusterProfile",
+				Name: "c1", UID: "uid-team-c1", BlockOwnerDeletion: new(bool)}},
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{"token": []byte("t1"), "ca.crt": []byte("ca")},
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("desired copies (-want +got):\n%s", diff)
+	}
+	if got := DesiredCopies(nil, "c1", nil); len(got) != 0 {
+		t.Errorf("no profile, no copies; got %d", len(got))
+	}
+}
+
+func TestSyncedFromValue(t *testing.T) {
+	if got := SyncedFromValue("c1", "multikueue"); got != "c1-multikueue" {
+		t.Errorf("short pair = %q", got)
+	}
+	long := SyncedFromValue(strings.Repeat("c", 60), "multikueue")
+	if len(long) > 63 || !strings.HasPrefix(long, "sha256-") {
+		t.Errorf("long pair must become a valid hashed label value, got %q", long)
+	}
+	if long != SyncedFromValue(strings.Repeat("c", 60), "multikueue") || long == SyncedFromValue(strings.Repeat("c", 61), "multikueue") {
+		t.Error("the hash must be stable and tell pairs apart")
+	}
+}
+
+func TestPlanCopies(t *testing.T) {
+	want := func(cluster, msa, token string) *corev1.Secret {
+		return DesiredCopies(profile("team", cluster), cluster, []Source{tokenSource(cluster, msa, token)})[0]
+	}
+	edited := want("c1", "m", "t1")
+	edited.Data["token"] = []byte("tampered")
+	noOwner := want("c1", "m", "t1")
+	noOwner.OwnerReferences = nil
+	foreign := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "c1-m"}}
+	// cluster "c1" + MSA "x-y" and cluster "c1-x" + MSA "y" share c1-x-y.
+	otherPair := want("c1-x", "y", "t2")
+
+	cases := map[string]struct {
+		desired     []*corev1.Secret
+		inNamespace []*corev1.Secret
+		want        map[string]string
+	}{
+		"missing copies are created":                {desired: []*corev1.Secret{want("c1", "m", "t1")}, want: map[string]string{"c1-m": "create"}},
+		"up-to-date copies cost nothing":            {desired: []*corev1.Secret{want("c1", "m", "t1")}, inNamespace: []*corev1.Secret{want("c1", "m", "t1")}, want: map[string]string{}},
+		"an edited copy is applied back":            {desired: []*corev1.Secret{want("c1", "m", "t1")}, inNamespace: []*corev1.Secret{edited}, want: map[string]string{"c1-m": "apply"}},
+		"a copy without its owner is applied":       {desired: []*corev1.Secret{want("c1", "m", "t1")}, inNamespace: []*corev1.Secret{noOwner}, want: map[string]string{"c1-m": "apply"}},
+		"a rotated token is applied":                {desired: []*corev1.Secret{want("c1", "m", "t9")}, inNamespace: []*corev1.Secret{want("c1", "m", "t1")}, want: map[string]string{"c1-m": "apply"}},
+		"an unwanted copy of the cluster goes":      {inNamespace: []*corev1.Secret{want("c1", "m", "t1")}, want: map[string]string{"c1-m": "remove"}},
+		"another cluster's copies are left alone":   {inNamespace: []*corev1.Secret{want("c2", "m", "t1")}, want: map[string]string{}},
+		"a Secret that is not a copy is left alone": {inNamespace: []*corev1.Secret{foreign}, want: map[string]string{}},
+		"a name held by another pair is a collision": {desired: []*corev1.Secret{want("c1", "x-y", "t1")}, inNamespace: []*corev1.Secret{otherPair},
+			want: map[string]string{"c1-x-y": "collision"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := map[string]string{}
+			for _, s := range planCopies("c1", tc.desired, tc.inNamespace) {
+				switch {
+				case s.create != nil:
+					got[s.name()] = "create"
+				case s.apply != nil:
+					got[s.name()] = "apply"
+				case s.remove != nil:
+					got[s.name()] = "remove"
+				case s.collision != nil:
+					got[s.name()] = "collision"
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("plan (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
