@@ -240,9 +240,19 @@ func ContextFor(t testing.TB) context.Context {
 // AdminKubeconfig returns a kubeconfig for a cluster-admin user of the
 // control plane, for processes (kubectl, the manager binary) outside the test.
 func (e *Env) AdminKubeconfig() ([]byte, error) {
-	user, err := e.env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	return e.kubeconfig(envtest.User{Name: "admin", Groups: []string{"system:masters"}})
+}
+
+// UserKubeconfig returns a kubeconfig for a user with no rights of its own,
+// for tests that grant exactly what a component needs.
+func (e *Env) UserKubeconfig(name string) ([]byte, error) {
+	return e.kubeconfig(envtest.User{Name: name})
+}
+
+func (e *Env) kubeconfig(u envtest.User) ([]byte, error) {
+	user, err := e.env.AddUser(u, nil)
 	if err != nil {
-		return nil, fmt.Errorf("adding admin user: %w", err)
+		return nil, fmt.Errorf("adding user %s: %w", u.Name, err)
 	}
 	return user.KubeConfig()
 }
