@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/util/retry"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	cpclient "sigs.k8s.io/cluster-inventory-api/client/clientset/versioned/typed/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,7 +40,7 @@ func Withdraw(ctx context.Context, reader client.Reader, profiles cpclient.Clust
 			if !writtenBy(p, source.FieldManager()) {
 				continue
 			}
-			written, err := r.write(ctx, p, Desired{}, listMaps)
+			written, err := r.withdrawFrom(ctx, reader, p, listMaps)
 			if err != nil {
 				errs = append(errs, err)
 			}
@@ -51,6 +53,27 @@ func Withdraw(ctx context.Context, reader client.Reader, profiles cpclient.Clust
 }
 
 const withdrawPage = 500
+
+// withdrawFrom removes the entry from one profile. On atomic-list CRDs the
+// write is a merge under optimistic lock, and the other writers starting at
+// the same time make conflicts likely: they are retried on a fresh read, as
+// this runs only once.
+func (r *Reconciler) withdrawFrom(ctx context.Context, reader client.Reader, p *cpv1alpha1.ClusterProfile, listMaps bool) (bool, error) {
+	written := false
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		var err error
+		written, err = r.write(ctx, p, Desired{}, listMaps)
+		if apierrors.IsConflict(err) {
+			fresh := &cpv1alpha1.ClusterProfile{}
+			if getErr := reader.Get(ctx, client.ObjectKeyFromObject(p), fresh); getErr != nil {
+				return getErr
+			}
+			p = fresh
+		}
+		return err
+	})
+	return written, err
+}
 
 // writtenBy tells whether the field manager ever wrote the profile's status:
 // an apply (list-map CRDs) or a merge (atomic ones, recorded as an update).

@@ -8,10 +8,10 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
@@ -51,8 +51,8 @@ func TestEventsMapToNamespaceAndClusterKeys(t *testing.T) {
 		"a cluster without profiles maps nowhere": {m.ofClusterNamespace,
 			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "c9", Name: "token"}}, []string{}},
 		"a synced copy maps back to its namespace and cluster": {m.ofCopy, copyOf, []string{"kueue/c1"}},
-		"a Secret that is not a copy maps nowhere": {m.ofCopy, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kueue", Name: "x"}}, []string{}},
-		"a copy of the wrong type maps nowhere":    {m.ofCopy, profile("kueue", "c1"), []string{}},
+		"a Secret that is not a copy maps nowhere":             {m.ofCopy, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kueue", Name: "x"}}, []string{}},
+		"a copy of the wrong type maps nowhere":                {m.ofCopy, profile("kueue", "c1"), []string{}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
