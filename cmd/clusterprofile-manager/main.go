@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
@@ -21,7 +22,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(zapOpts)))
+	logger := zap.New(zap.UseFlagOptions(zapOpts))
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger) // client-go and the addon-framework log through klog
 	ctx := ctrl.SetupSignalHandler()
 	cfg, err := ctrl.GetConfig()
 	if err == nil {

@@ -12,10 +12,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/addon"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/hubmanager"
 )
+
+// defaultAgentImage is the bundle image; the chart passes the one it deploys.
+const defaultAgentImage = "quay.io/open-cluster-management/clusterprofile-bundle:latest"
 
 // options are the command-line settings: the manager's, plus the client's rate limits.
 type options struct {
@@ -48,6 +52,14 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 		"Port of cluster-proxy's user server.")
 	fs.StringVar(&m.DirectEntryName, "direct-access-provider-name", accessprovider.DefaultDirectEntryName,
 		"Name of the direct access provider entry (feature gate ClusterProfileDirectAccess).")
+	m.Agent = addon.DefaultOptions(defaultAgentImage)
+	fs.StringVar(&m.Agent.Image, "agent-image", defaultAgentImage,
+		"Image the cluster-profile-agent addon runs on managed clusters (feature gate ClusterProfileAgent).")
+	fs.DurationVar(&m.Agent.Period, "agent-period", m.Agent.Period, "How often the agent probes its cluster; it writes to the hub at most every 30s, and only on change.")
+	fs.DurationVar(&m.Agent.LeaseStaleAfter, "agent-lease-stale-after", m.Agent.LeaseStaleAfter,
+		"Age after which a controller-manager or scheduler leader Lease counts as stale.")
+	fs.IntVar(&m.Agent.UnhealthyNodeTolerance, "agent-unhealthy-node-tolerance", 0,
+		"How many not-Ready or pressured nodes AllNodesHealthy tolerates.")
 	fs.Float32Var(&o.qps, "kube-api-qps", 50, "Queries per second allowed towards the hub API server.")
 	fs.IntVar(&o.burst, "kube-api-burst", 100, "Burst of queries allowed towards the hub API server.")
 

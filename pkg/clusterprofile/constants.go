@@ -20,6 +20,10 @@ const (
 	ConditionControlPlaneHealthy = cpv1alpha1.ClusterConditionControlPlaneHealthy
 	// ConditionJoined tells whether the cluster has joined its manager.
 	ConditionJoined = "Joined"
+	// ConditionAllNodesHealthy tells whether the cluster's nodes are Ready
+	// and free of pressure (KEP-4322 lists it as unresolved; the agent
+	// reports it).
+	ConditionAllNodesHealthy = "AllNodesHealthy"
 
 	// CRDName is the name of the ClusterProfile CustomResourceDefinition.
 	CRDName = "clusterprofiles.multicluster.x-k8s.io"

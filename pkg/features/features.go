@@ -26,6 +26,11 @@ const (
 	// the ClusterProfiles of their cluster, for cp-creds (the name of the
 	// managed-serviceaccount addon's gate in OCM's guide).
 	ClusterProfileCredSyncer featuregate.Feature = "ClusterProfileCredSyncer"
+
+	// ClusterProfileAgent deploys the cluster-profile-agent addon on every
+	// managed cluster and folds its control plane and node health into the
+	// profiles.
+	ClusterProfileAgent featuregate.Feature = "ClusterProfileAgent"
 )
 
 var defaultFeatureGates = map[featuregate.Feature]featuregate.FeatureSpec{
@@ -33,6 +38,7 @@ var defaultFeatureGates = map[featuregate.Feature]featuregate.FeatureSpec{
 	ClusterProfileAccessProvider: {Default: false, PreRelease: featuregate.Alpha},
 	ClusterProfileDirectAccess:   {Default: false, PreRelease: featuregate.Alpha},
 	ClusterProfileCredSyncer:     {Default: false, PreRelease: featuregate.Alpha},
+	ClusterProfileAgent:          {Default: false, PreRelease: featuregate.Alpha},
 }
 
 // NewGate returns a fresh gate that knows every feature of the manager, all at

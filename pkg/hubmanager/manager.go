@@ -27,6 +27,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/addon"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
@@ -54,6 +55,8 @@ type Options struct {
 	ProxyEndpoint accessprovider.Endpoint
 	// DirectEntryName names the direct access provider entry.
 	DirectEntryName string
+	// Agent configures the cluster-profile-agent addon (gate ClusterProfileAgent).
+	Agent addon.Options
 	// Controller holds controller-runtime's controller defaults.
 	Controller config.Controller
 }
@@ -102,6 +105,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	if err := setupCredSync(mgr, opts); err != nil {
 		return nil, err
 	}
+	if err := setupAgent(mgr, opts); err != nil {
+		return nil, err
+	}
 	return mgr, nil
 }
 
@@ -137,9 +143,10 @@ func setupMirror(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		return nil
 	}
 	return mirror.Setup(ctx, mgr, mirror.Options{
-		ManagerName: opts.ClusterManagerName,
-		Workers:     opts.MirrorWorkers,
-		Guard:       guard,
+		ManagerName:  opts.ClusterManagerName,
+		Workers:      opts.MirrorWorkers,
+		Guard:        guard,
+		AgentReports: opts.FeatureGates.Enabled(features.ClusterProfileAgent),
 	})
 }
 
@@ -179,6 +186,19 @@ func setupCredSync(mgr ctrl.Manager, opts Options) error {
 		return nil
 	}
 	return credsync.Setup(mgr, credsync.Options{ManagerName: opts.ClusterManagerName, Workers: opts.MirrorWorkers})
+}
+
+// setupAgent registers the cluster-profile-agent addon; the mirror folds its
+// reports in (see setupMirror).
+func setupAgent(mgr ctrl.Manager, opts Options) error {
+	if !opts.FeatureGates.Enabled(features.ClusterProfileAgent) {
+		return nil
+	}
+	if err := served(mgr.GetRESTMapper(), schema.GroupVersionKind{Group: "addon.open-cluster-management.io",
+		Version: "v1beta1", Kind: "ManagedClusterAddOn"}); err != nil {
+		return fmt.Errorf("feature gate ClusterProfileAgent needs OCM's addon API (addon.open-cluster-management.io/v1beta1): %w", err)
+	}
+	return addon.Setup(mgr, opts.Agent)
 }
 
 // cleanupRunnable deletes the mirror's profiles once, as the leader, unless

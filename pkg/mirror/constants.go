@@ -17,6 +17,10 @@ const (
 	// reason may never be empty.
 	defaultControlPlaneReason = "ManagedClusterAvailable"
 	defaultJoinedReason       = "ManagedClusterJoined"
+
+	// ReasonNoFreshAgentReport marks a ControlPlaneHealthy taken from the
+	// klusterlet because the agent has not reported freshly.
+	ReasonNoFreshAgentReport = "NoFreshAgentReport"
 )
 
 // Event reasons.

@@ -11,10 +11,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
+	addonapiv1beta1 "open-cluster-management.io/api/addon/v1beta1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	operatorv1 "open-cluster-management.io/api/operator/v1"
@@ -28,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
@@ -43,6 +46,8 @@ type Options struct {
 	// Guard keeps the mirror passive while OCM's built-in mirror is on. Its
 	// Reader is nil when the ClusterManager API is not served.
 	Guard *coexistence.Guard
+	// AgentReports folds the cluster-profile-agent's reports into profiles.
+	AgentReports bool
 }
 
 // Reconciler publishes one ManagedCluster as ClusterProfiles.
@@ -59,6 +64,7 @@ type Reconciler struct {
 	schema      *clusterprofile.SchemaReader
 	recent      *clusterprofile.RecentWrites
 	reports     *reportonce.Memory
+	agents      bool
 }
 
 // NewReconciler builds a mirror that reads through c (normally the cache)
@@ -73,6 +79,7 @@ func NewReconciler(c client.Client, profiles cpclient.ClusterProfilesGetter, rec
 		schema:      &clusterprofile.SchemaReader{Reader: c},
 		recent:      clusterprofile.NewRecentWrites(),
 		reports:     reportonce.New(),
+		agents:      opts.AgentReports,
 	}
 }
 
@@ -106,6 +113,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		Watches(&apiextensionsv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(r.allClusters),
 			builder.WithPredicates(isClusterProfileCRD(), predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1)})
+	if r.agents {
+		b = b.Watches(&addonapiv1beta1.ManagedClusterAddOn{}, handler.EnqueueRequestsFromMapFunc(clusterOfAgentAddon))
+	}
 	if r.guard != nil && r.guard.Reader != nil {
 		b = b.Watches(&operatorv1.ClusterManager{}, handler.EnqueueRequestsFromMapFunc(r.allClusters),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
@@ -211,7 +221,33 @@ func (r *Reconciler) readWorld(ctx context.Context, cluster *clusterv1.ManagedCl
 		}
 		world.Namespaces[ns] = state
 	}
+	if r.agents && cluster != nil {
+		report, err := r.agentReport(ctx, cluster.Name)
+		if err != nil {
+			return world, err
+		}
+		world.Agent = report
+	}
 	return world, nil
+}
+
+// agentReport reads the cluster-profile-agent's ManagedClusterAddOn; a
+// missing one is an empty, stale report.
+func (r *Reconciler) agentReport(ctx context.Context, cluster string) (*AgentReport, error) {
+	addon := &addonapiv1beta1.ManagedClusterAddOn{}
+	err := r.client.Get(ctx, types.NamespacedName{Namespace: cluster, Name: agentapi.AddonName}, addon)
+	switch {
+	case apierrors.IsNotFound(err):
+		return &AgentReport{}, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading the %s addon of %s: %w", agentapi.AddonName, cluster, err)
+	}
+	conditions := addon.Status.Conditions
+	return &AgentReport{
+		Fresh:        meta.IsStatusConditionTrue(conditions, addonapiv1beta1.ManagedClusterAddOnConditionAvailable),
+		ControlPlane: meta.FindStatusCondition(conditions, agentapi.ConditionControlPlaneHealthy),
+		Nodes:        meta.FindStatusCondition(conditions, agentapi.ConditionAllNodesHealthy),
+	}, nil
 }
 
 func (r *Reconciler) namespaceState(ctx context.Context, name string) (NamespaceState, error) {

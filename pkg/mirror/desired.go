@@ -14,6 +14,7 @@ import (
 	clustersdkv1beta2 "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1beta2"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 )
 
@@ -35,6 +36,19 @@ type World struct {
 	// Namespaces holds the state of every namespace of a binding or of an
 	// existing profile; an absent namespace is missing.
 	Namespaces map[string]NamespaceState
+	// Agent is the cluster-profile-agent's report; nil when the agent
+	// feature is off, so the klusterlet's conditions are mirrored as they are.
+	Agent *AgentReport
+}
+
+// AgentReport is what the cluster-profile-agent last reported for a cluster.
+type AgentReport struct {
+	// Fresh tells whether the agent is alive: its ManagedClusterAddOn is
+	// Available, which the klusterlet keeps true while the agent renews its
+	// lease. A stale report is not used.
+	Fresh bool
+	// ControlPlane and Nodes are the agent's conditions, nil when absent.
+	ControlPlane, Nodes *metav1.Condition
 }
 
 // Desired is what the mirror wants for one cluster.
@@ -90,7 +104,7 @@ func DesiredProfiles(cluster *clusterv1.ManagedCluster, world World) Desired {
 	for ns, setNames := range setsByNamespace {
 		desired.Profiles[ns] = chooseClusterSet(cluster, setNames)
 	}
-	desired.Status, desired.SkippedClaims = desiredStatus(cluster)
+	desired.Status, desired.SkippedClaims = desiredStatus(cluster, world.Agent)
 	return desired
 }
 
@@ -127,11 +141,13 @@ func chooseClusterSet(cluster *clusterv1.ManagedCluster, setNames []string) stri
 	return setNames[0]
 }
 
-func desiredStatus(cluster *clusterv1.ManagedCluster) (Status, []SkippedClaim) {
+func desiredStatus(cluster *clusterv1.ManagedCluster, agent *AgentReport) (Status, []SkippedClaim) {
 	status := Status{Version: cluster.Status.Version.Kubernetes}
-	if c := mirroredCondition(cluster, clusterv1.ManagedClusterConditionAvailable,
-		clusterprofile.ConditionControlPlaneHealthy, defaultControlPlaneReason); c != nil {
+	if c := controlPlaneCondition(cluster, agent); c != nil {
 		status.Conditions = append(status.Conditions, *c)
+	}
+	if agent != nil && agent.Fresh && agent.Nodes != nil {
+		status.Conditions = append(status.Conditions, fromAgent(*agent.Nodes, clusterprofile.ConditionAllNodesHealthy))
 	}
 	if c := mirroredCondition(cluster, clusterv1.ManagedClusterConditionJoined,
 		clusterprofile.ConditionJoined, defaultJoinedReason); c != nil {
@@ -140,6 +156,31 @@ func desiredStatus(cluster *clusterv1.ManagedCluster) (Status, []SkippedClaim) {
 	var skipped []SkippedClaim
 	status.Properties, skipped = claimsToProperties(cluster.Status.ClusterClaims)
 	return status, skipped
+}
+
+// controlPlaneCondition is the agent's ControlPlaneHealthy when it reported
+// one freshly; otherwise the klusterlet's Available. With the agent on, a
+// fallback says so in its reason, and keeps the klusterlet's in the message.
+func controlPlaneCondition(cluster *clusterv1.ManagedCluster, agent *AgentReport) *metav1.Condition {
+	if agent != nil && agent.Fresh && agent.ControlPlane != nil {
+		c := fromAgent(*agent.ControlPlane, clusterprofile.ConditionControlPlaneHealthy)
+		return &c
+	}
+	c := mirroredCondition(cluster, clusterv1.ManagedClusterConditionAvailable,
+		clusterprofile.ConditionControlPlaneHealthy, defaultControlPlaneReason)
+	if c == nil || agent == nil {
+		return c
+	}
+	c.Message = fmt.Sprintf("No fresh report from %s; the klusterlet reports %s: %s", agentapi.AddonName, c.Reason, c.Message)
+	c.Reason = ReasonNoFreshAgentReport
+	return c
+}
+
+// fromAgent copies one of the agent's conditions (whose reasons all start
+// with "Agent", naming the source) onto the profile.
+func fromAgent(c metav1.Condition, targetType string) metav1.Condition {
+	return metav1.Condition{Type: targetType, Status: c.Status, Reason: c.Reason, Message: c.Message,
+		LastTransitionTime: c.LastTransitionTime}
 }
 
 // mirroredCondition copies a ManagedCluster condition under the profile's

@@ -218,12 +218,59 @@ func TestDesiredStatus(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			status, skipped := desiredStatus(tc.cluster)
+			status, skipped := desiredStatus(tc.cluster, nil)
 			if diff := cmp.Diff(tc.wantStatus, status); diff != "" {
 				t.Errorf("status (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.wantSkipped, skipped); diff != "" {
 				t.Errorf("skipped claims (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDesiredStatusWithAgentReports(t *testing.T) {
+	cluster := utiltesting.MakeManagedCluster("c1").
+		Condition(clusterv1.ManagedClusterConditionAvailable, metav1.ConditionTrue, "ManagedClusterAvailable", "Managed cluster is available").Obj()
+	agentControlPlane := metav1.Condition{Type: "ControlPlaneHealthy", Status: metav1.ConditionFalse, Reason: "AgentChecksFailed",
+		Message: "readyz: etcd failed; kube-scheduler lease stale", LastTransitionTime: utiltesting.ConditionTime}
+	agentNodes := metav1.Condition{Type: "AllNodesHealthy", Status: metav1.ConditionTrue, Reason: "AgentNodesHealthy",
+		Message: "3/3 nodes Ready", LastTransitionTime: utiltesting.ConditionTime}
+	klusterletFallback := metav1.Condition{Type: "ControlPlaneHealthy", Status: metav1.ConditionTrue, Reason: "NoFreshAgentReport",
+		Message:            "No fresh report from cluster-profile-agent; the klusterlet reports ManagedClusterAvailable: Managed cluster is available",
+		LastTransitionTime: utiltesting.ConditionTime}
+
+	cases := map[string]struct {
+		agent *AgentReport
+		want  []metav1.Condition
+	}{
+		"agent off: the klusterlet's condition as it is": {
+			agent: nil,
+			want: []metav1.Condition{{Type: "ControlPlaneHealthy", Status: metav1.ConditionTrue, Reason: "ManagedClusterAvailable",
+				Message: "Managed cluster is available", LastTransitionTime: utiltesting.ConditionTime}},
+		},
+		"fresh report: the agent's conditions": {
+			agent: &AgentReport{Fresh: true, ControlPlane: &agentControlPlane, Nodes: &agentNodes},
+			want:  []metav1.Condition{agentControlPlane, agentNodes},
+		},
+		"stale report: the klusterlet's, saying so, and no node condition": {
+			agent: &AgentReport{Fresh: false, ControlPlane: &agentControlPlane, Nodes: &agentNodes},
+			want:  []metav1.Condition{klusterletFallback},
+		},
+		"no report yet": {
+			agent: &AgentReport{},
+			want:  []metav1.Condition{klusterletFallback},
+		},
+		"fresh agent without a control plane verdict yet": {
+			agent: &AgentReport{Fresh: true, Nodes: &agentNodes},
+			want:  []metav1.Condition{klusterletFallback, agentNodes},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			status, _ := desiredStatus(cluster, tc.agent)
+			if diff := cmp.Diff(tc.want, status.Conditions); diff != "" {
+				t.Errorf("conditions (-want +got):\n%s", diff)
 			}
 		})
 	}

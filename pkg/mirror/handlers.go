@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 )
 
@@ -88,6 +89,15 @@ func (r *Reconciler) allClusters(ctx context.Context, _ client.Object) []reconci
 		names.Insert(clusters.Items[i].Name)
 	}
 	return requestsFor(names)
+}
+
+// clusterOfAgentAddon maps the agent's ManagedClusterAddOn, which lives in
+// its cluster's namespace, to that cluster.
+func clusterOfAgentAddon(_ context.Context, obj client.Object) []reconcile.Request {
+	if obj.GetName() != agentapi.AddonName {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: obj.GetNamespace()}}}
 }
 
 func (r *Reconciler) clusterNamesOfSet(ctx context.Context, set *clusterv1beta2.ManagedClusterSet) (sets.Set[string], error) {

@@ -41,7 +41,8 @@ type planInput struct {
 }
 
 // mirroredConditionTypes are the condition types only the mirror writes.
-var mirroredConditionTypes = sets.New(clusterprofile.ConditionControlPlaneHealthy, clusterprofile.ConditionJoined)
+var mirroredConditionTypes = sets.New(clusterprofile.ConditionControlPlaneHealthy, clusterprofile.ConditionJoined,
+	clusterprofile.ConditionAllNodesHealthy)
 
 // plan compares desired with existing and returns the writes that close the
 // gap, in namespace order. It does no I/O.

@@ -5,7 +5,9 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	addonapiv1beta1 "open-cluster-management.io/api/addon/v1beta1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	operatorv1 "open-cluster-management.io/api/operator/v1"
 	proxyv1alpha1 "open-cluster-management.io/cluster-proxy/pkg/apis/proxy/v1alpha1"
@@ -19,6 +21,7 @@ func New() *runtime.Scheme {
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, clusterv1.Install, clusterv1beta2.Install,
 		operatorv1.Install, cpv1alpha1.AddToScheme, proxyv1alpha1.AddToScheme, authv1beta1.AddToScheme,
+		addonapiv1beta1.Install, clusterv1alpha1.Install,
 	} {
 		if err := add(scheme); err != nil {
 			panic(err) // only a broken build can get here

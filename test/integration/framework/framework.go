@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -53,7 +54,9 @@ type Options struct {
 
 // Start launches kube-apiserver and etcd and installs the CRDs.
 func Start(opts Options) (*Env, error) {
-	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(logLevel())))
+	logger := zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(logLevel()))
+	logf.SetLogger(logger)
+	klog.SetLogger(logger) // the addon-framework logs through klog
 	assets, err := BinaryAssetsDir()
 	if err != nil {
 		return nil, err
@@ -171,6 +174,10 @@ func CRDFiles() ([]string, error) {
 		filepath.Join(ocm, "cluster/v1beta2/0000_01_clusters.open-cluster-management.io_managedclustersetbindings.crd.yaml"),
 		filepath.Join(ocm, "cluster/v1alpha1/0000_02_clusters.open-cluster-management.io_clusterclaims.crd.yaml"),
 		filepath.Join(ocm, "operator/v1/0000_01_operator.open-cluster-management.io_clustermanagers.crd.yaml"),
+		filepath.Join(ocm, "addon/v1beta1/0000_00_addon.open-cluster-management.io_clustermanagementaddons.crd.yaml"),
+		filepath.Join(ocm, "addon/v1beta1/0000_01_addon.open-cluster-management.io_managedclusteraddons.crd.yaml"),
+		filepath.Join(ocm, "addon/v1beta1/0000_02_addon.open-cluster-management.io_addondeploymentconfigs.crd.yaml"),
+		filepath.Join(ocm, "work/v1/0000_00_work.open-cluster-management.io_manifestworks.crd.yaml"),
 		filepath.Join(inventory, "config/crd/bases/multicluster.x-k8s.io_clusterprofiles.yaml"),
 		filepath.Join(proxy, "hack/crd/bases/proxy.open-cluster-management.io_managedproxyconfigurations.yaml"),
 		filepath.Join(msa, "config/crd/bases/authentication.open-cluster-management.io_managedserviceaccounts.yaml"),
@@ -195,6 +202,9 @@ func CRDs(opts Options) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 		}
 		crds = append(crds, read.CRDs...)
 	}
+	for _, crd := range crds {
+		storeAddonAPIsAsV1beta1(crd)
+	}
 	if opts.AtomicClusterProfileCRD {
 		for _, crd := range crds {
 			if crd.Name == "clusterprofiles.multicluster.x-k8s.io" {
@@ -203,6 +213,20 @@ func CRDs(opts Options) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 		}
 	}
 	return crds, nil
+}
+
+// storeAddonAPIsAsV1beta1 makes v1beta1 the storage version of OCM's addon
+// APIs. Their CRDs store v1alpha1 and rely on OCM's conversion webhook, which
+// a test control plane does not run; without it, fields that only v1beta1
+// has (such as status.registrations[].type, which the addon-framework
+// writes) would be pruned on every write.
+func storeAddonAPIsAsV1beta1(crd *apiextensionsv1.CustomResourceDefinition) {
+	if crd.Spec.Group != "addon.open-cluster-management.io" {
+		return
+	}
+	for i := range crd.Spec.Versions {
+		crd.Spec.Versions[i].Storage = crd.Spec.Versions[i].Name == "v1beta1"
+	}
 }
 
 // StripStatusListMaps turns the status lists of a ClusterProfile CRD into

@@ -1,0 +1,131 @@
+// Package addon registers the cluster-profile-agent with OCM's
+// addon-framework: the manifests it deploys on every managed cluster
+// (rendered from embedded templates), the hub identity of the agent and the
+// little that identity may do, and the lease-based health prober.
+package addon
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"open-cluster-management.io/addon-framework/pkg/addonfactory"
+	"open-cluster-management.io/addon-framework/pkg/addonmanager"
+	"open-cluster-management.io/addon-framework/pkg/agent"
+	"open-cluster-management.io/addon-framework/pkg/utils"
+	addonapiv1beta1 "open-cluster-management.io/api/addon/v1beta1"
+	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
+)
+
+//go:embed manifests
+var manifests embed.FS
+
+// Options are the agent settings every managed cluster gets. Per-cluster
+// overrides go through the addon-framework's usual channels
+// (AddOnDeploymentConfig: node placement, image registries).
+type Options struct {
+	// Image is the bundle image holding /clusterprofile-agent.
+	Image string
+	// Period is how often the agent probes (hub writes are at most one per 30 s).
+	Period time.Duration
+	// LeaseStaleAfter is when a control plane leader Lease counts as stale.
+	LeaseStaleAfter time.Duration
+	// UnhealthyNodeTolerance is how many unhealthy nodes AllNodesHealthy tolerates.
+	UnhealthyNodeTolerance int
+}
+
+// DefaultOptions are the agent defaults.
+func DefaultOptions(image string) Options {
+	return Options{Image: image, Period: 30 * time.Second, LeaseStaleAfter: 60 * time.Second}
+}
+
+// NewAgentAddon builds the addon: its Manifests render the agent for one
+// cluster, taking node placement and image registry overrides from the
+// addon's AddOnDeploymentConfig, if any.
+func NewAgentAddon(kubeClient kubernetes.Interface, addonClient addonclient.Interface, opts Options) (agent.AgentAddon, error) {
+	return addonfactory.NewAgentAddonFactory(agentapi.AddonName, manifests, "manifests/templates").
+		WithConfigGVRs(utils.AddOnDeploymentConfigGVR).
+		WithGetValuesFuncs(opts.values, addonfactory.GetAddOnDeploymentConfigValues(
+			utils.NewAddOnDeploymentConfigGetter(addonClient),
+			addonfactory.ToAddOnNodePlacementValues,
+			addonfactory.ToImageOverrideValuesFunc("Image", opts.Image))).
+		WithAgentRegistrationOption(registration(kubeClient)).
+		WithAgentHealthProber(&agent.HealthProber{Type: agent.HealthProberTypeLease}).
+		BuildTemplateAgentAddon()
+}
+
+func (o Options) values(*clusterv1.ManagedCluster, *addonapiv1beta1.ManagedClusterAddOn) (addonfactory.Values, error) {
+	return addonfactory.Values{
+		"Image":                  o.Image,
+		"Period":                 o.Period.String(),
+		"LeaseStaleAfter":        o.LeaseStaleAfter.String(),
+		"UnhealthyNodeTolerance": fmt.Sprint(o.UnhealthyNodeTolerance),
+	}, nil
+}
+
+// registration gives the agent a hub identity (a client certificate signed
+// through a CSR the hub approves for that cluster's agent only) and binds it,
+// in its own cluster namespace, to a Role that allows exactly one thing:
+// reporting on its own ManagedClusterAddOn.
+func registration(kubeClient kubernetes.Interface) *agent.RegistrationOption {
+	return &agent.RegistrationOption{
+		Configurations:   agent.KubeClientSignerConfigurations(agentapi.AddonName, agentapi.AgentName),
+		CSRApproveCheck:  utils.DefaultCSRApprover(agentapi.AgentName),
+		PermissionConfig: utils.NewRBACPermissionConfigBuilder(kubeClient).BindKubeClientRole(HubRole()).Build(),
+	}
+}
+
+// HubRole is what the agent's hub identity may do in its cluster namespace.
+func HubRole() *rbacv1.Role {
+	return &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "open-cluster-management:" + agentapi.AddonName + ":agent"},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{addonapiv1beta1.GroupName}, Resources: []string{"managedclusteraddons"},
+				ResourceNames: []string{agentapi.AddonName}, Verbs: []string{"get"}},
+			{APIGroups: []string{addonapiv1beta1.GroupName}, Resources: []string{"managedclusteraddons/status"},
+				ResourceNames: []string{agentapi.AddonName}, Verbs: []string{"get", "patch", "update"}},
+		},
+	}
+}
+
+// Setup runs the addon manager for the agent beside the other controllers,
+// after leader election like them.
+func Setup(mgr ctrl.Manager, opts Options) error {
+	cfg := rest.CopyConfig(mgr.GetConfig())
+	kubeClient, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	addonClient, err := addonclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	agentAddon, err := NewAgentAddon(kubeClient, addonClient, opts)
+	if err != nil {
+		return fmt.Errorf("building the %s addon: %w", agentapi.AddonName, err)
+	}
+	addonManager, err := addonmanager.New(cfg)
+	if err != nil {
+		return err
+	}
+	if err := addonManager.AddAgent(agentAddon); err != nil {
+		return fmt.Errorf("registering the %s addon: %w", agentapi.AddonName, err)
+	}
+	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		if err := addonManager.Start(ctx); err != nil {
+			return fmt.Errorf("starting the addon manager: %w", err)
+		}
+		<-ctx.Done()
+		return nil
+	}))
+}

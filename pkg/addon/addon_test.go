@@ -1,0 +1,114 @@
+package addon
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"open-cluster-management.io/addon-framework/pkg/addonmanager/addontesting"
+	addonapiv1beta1 "open-cluster-management.io/api/addon/v1beta1"
+	addonfake "open-cluster-management.io/api/client/addon/clientset/versioned/fake"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
+)
+
+func render(t *testing.T, cluster string, addon *addonapiv1beta1.ManagedClusterAddOn) []runtime.Object {
+	t.Helper()
+	agentAddon, err := NewAgentAddon(kubefake.NewClientset(), addonfake.NewSimpleClientset(), DefaultOptions("quay.io/example/clusterprofile-bundle:v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects, err := agentAddon.Manifests(context.Background(), addontesting.NewManagedCluster(cluster), addon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objects
+}
+
+func deployment(t *testing.T, objects []runtime.Object) *appsv1.Deployment {
+	t.Helper()
+	for _, o := range objects {
+		if d, ok := o.(*appsv1.Deployment); ok {
+			return d
+		}
+	}
+	t.Fatal("no Deployment rendered")
+	return nil
+}
+
+func TestManifestsPerCluster(t *testing.T) {
+	customNamespace := addontesting.NewAddon(agentapi.AddonName, "cluster2")
+	customNamespace.Annotations = map[string]string{addonapiv1beta1.InstallNamespaceAnnotation: "fleet-agents"}
+	cases := map[string]struct {
+		cluster   string
+		addon     *addonapiv1beta1.ManagedClusterAddOn
+		namespace string
+	}{
+		"default install namespace": {cluster: "cluster1", addon: addontesting.NewAddon(agentapi.AddonName, "cluster1"),
+			namespace: agentapi.DefaultInstallNamespace},
+		"install namespace from the addon": {cluster: "cluster2", addon: customNamespace, namespace: "fleet-agents"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			objects := render(t, tc.cluster, tc.addon)
+			d := deployment(t, objects)
+			if d.Namespace != tc.namespace {
+				t.Errorf("Deployment namespace = %q, want %q", d.Namespace, tc.namespace)
+			}
+			c := d.Spec.Template.Spec.Containers[0]
+			wantArgs := []string{
+				"--hub-kubeconfig=/var/run/hub/kubeconfig",
+				"--cluster-name=" + tc.cluster,
+				"--addon-namespace=" + tc.namespace,
+				"--period=30s",
+				"--lease-stale-after=1m0s",
+				"--unhealthy-node-tolerance=0",
+				"--health-probe-bind-address=:8081",
+			}
+			if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
+				t.Errorf("agent args (-want +got):\n%s", diff)
+			}
+			if c.Image != "quay.io/example/clusterprofile-bundle:v1" {
+				t.Errorf("image = %q", c.Image)
+			}
+			if got := d.Spec.Template.Spec.Volumes[0].Secret.SecretName; got != agentapi.AddonName+"-hub-kubeconfig" {
+				t.Errorf("hub kubeconfig Secret = %q", got)
+			}
+			if sc := c.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+				t.Error("the agent container must run with a read-only root filesystem")
+			}
+			var kinds []string
+			for _, o := range objects {
+				kinds = append(kinds, o.GetObjectKind().GroupVersionKind().Kind)
+			}
+			slices.Sort(kinds)
+			want := []string{"ClusterRole", "ClusterRoleBinding", "Deployment", "Role", "Role", "RoleBinding", "RoleBinding", "ServiceAccount"}
+			if diff := cmp.Diff(want, kinds); diff != "" {
+				t.Errorf("rendered kinds (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The agent's hub identity may only read its own ManagedClusterAddOn and
+// write its status: no other resource, no other addon, no wildcard.
+func TestHubRoleAllowsOnlyTheAgentsOwnAddonStatus(t *testing.T) {
+	for _, rule := range HubRole().Rules {
+		if diff := cmp.Diff([]string{agentapi.AddonName}, rule.ResourceNames); diff != "" {
+			t.Errorf("rule %v must be limited to the agent's addon (-want +got):\n%s", rule, diff)
+		}
+		for _, v := range append(append(rule.Verbs, rule.Resources...), rule.APIGroups...) {
+			if v == rbacv1.VerbAll {
+				t.Errorf("rule %v has a wildcard", rule)
+			}
+		}
+		if slices.Contains(rule.Verbs, "patch") && !slices.Equal(rule.Resources, []string{"managedclusteraddons/status"}) {
+			t.Errorf("only the status may be written, got %v", rule)
+		}
+	}
+}
