@@ -19,7 +19,9 @@ import (
 
 func render(t *testing.T, cluster string, addon *addonapiv1beta1.ManagedClusterAddOn) []runtime.Object {
 	t.Helper()
-	agentAddon, err := NewAgentAddon(kubefake.NewClientset(), addonfake.NewSimpleClientset(), DefaultOptions("quay.io/example/clusterprofile-bundle:v1"))
+	//lint:ignore SA1019 OCM's generated clientset has no NewClientset
+	addonClient := addonfake.NewSimpleClientset()
+	agentAddon, err := NewAgentAddon(kubefake.NewClientset(), addonClient, DefaultOptions("quay.io/example/clusterprofile-bundle:v1"))
 	if err != nil {
 		t.Fatal(err)
 	}
