@@ -85,15 +85,15 @@ func registration(kubeClient kubernetes.Interface) *agent.RegistrationOption {
 	}
 }
 
-// HubRole is what the agent's hub identity may do in its cluster namespace.
+// HubRole is what the agent's hub identity may do in its cluster namespace:
+// read and patch the status of its own ManagedClusterAddOn (the agent reads
+// through the status subresource too).
 func HubRole() *rbacv1.Role {
 	return &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Name: "open-cluster-management:" + agentapi.AddonName + ":agent"},
 		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{addonapiv1beta1.GroupName}, Resources: []string{"managedclusteraddons"},
-				ResourceNames: []string{agentapi.AddonName}, Verbs: []string{"get"}},
 			{APIGroups: []string{addonapiv1beta1.GroupName}, Resources: []string{"managedclusteraddons/status"},
-				ResourceNames: []string{agentapi.AddonName}, Verbs: []string{"get", "patch", "update"}},
+				ResourceNames: []string{agentapi.AddonName}, Verbs: []string{"get", "patch"}},
 		},
 	}
 }

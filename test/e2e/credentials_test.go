@@ -81,7 +81,7 @@ type managedIdentity struct {
 func newManagedIdentity(ctx context.Context, t *testing.T) *managedIdentity {
 	t.Helper()
 	cs := kubernetes.NewForConfigOrDie(managed.Config)
-	must(t, create(ctx, managed.Client, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: agentNS}}))
+	ensureAgentNamespace(ctx, t)
 	must(t, create(ctx, managed.Client, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: agentNS, Name: msaName}}))
 	must(t, create(ctx, managed.Client, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "list-namespaces"},
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"list"}}}}))

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/agent"
+)
+
+// The flags the addon's Deployment passes.
+var deploymentArgs = []string{
+	"--hub-kubeconfig=/var/run/hub/kubeconfig", "--cluster-name=cluster1",
+	"--addon-namespace=open-cluster-management-agent-addon", "--health-probe-bind-address=:8081",
+}
+
+func TestParseOptionsDefaults(t *testing.T) {
+	opts, _, err := parseOptions(deploymentArgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := options{
+		agent: agent.Options{ClusterName: "cluster1", AddonNamespace: "open-cluster-management-agent-addon",
+			Period: 30 * time.Second, LeaseStaleAfter: 60 * time.Second},
+		hubKubeconfig: "/var/run/hub/kubeconfig", probeAddr: ":8081",
+	}
+	if diff := cmp.Diff(want, *opts, cmp.AllowUnexported(options{})); diff != "" {
+		t.Errorf("options (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseOptionsEveryFlag(t *testing.T) {
+	opts, zapOpts, err := parseOptions(append(deploymentArgs, "--kubeconfig=/tmp/managed", "--period=45s",
+		"--lease-stale-after=2m", "--unhealthy-node-tolerance=2", "--zap-log-level=debug"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := opts.agent
+	if opts.kubeconfig != "/tmp/managed" || a.Period != 45*time.Second || a.LeaseStaleAfter != 2*time.Minute ||
+		a.UnhealthyNodeTolerance != 2 || zapOpts.Level == nil {
+		t.Errorf("unexpected options: %+v", opts)
+	}
+}
+
+func TestParseOptionsErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--cluster-name=cluster1"},
+		{"--hub-kubeconfig=/var/run/hub/kubeconfig"},
+		{"--hub-kubeconfig=/k", "--cluster-name=c", "--period=soon"},
+		{"--no-such-flag"},
+	} {
+		if _, _, err := parseOptions(args); err == nil {
+			t.Errorf("parseOptions(%v) should fail", args)
+		}
+	}
+}
+
+func TestConfigLoadsBothKubeconfigs(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, server string) string {
+		path := filepath.Join(dir, name)
+		kubeconfig := "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: " + server +
+			"\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n"
+		if err := os.WriteFile(path, []byte(kubeconfig), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	opts, _, err := parseOptions([]string{"--hub-kubeconfig=" + write("hub", "https://hub:6443"), "--cluster-name=c1",
+		"--kubeconfig=" + write("managed", "https://managed:6443")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := opts.config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Hub.Host != "https://hub:6443" || cfg.Managed.Host != "https://managed:6443" || cfg.ClusterName != "c1" {
+		t.Errorf("hub %s, managed %s, cluster %s", cfg.Hub.Host, cfg.Managed.Host, cfg.ClusterName)
+	}
+	opts.hubKubeconfig = filepath.Join(dir, "missing")
+	if _, err := opts.config(); err == nil {
+		t.Error("a missing hub kubeconfig should fail")
+	}
+}

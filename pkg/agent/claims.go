@@ -1,0 +1,143 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned/typed/cluster/v1alpha1"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
+)
+
+// ClaimLabelValue is the value of agentapi.ClaimLabel on the agent's claims;
+// the agent recognises its claims by the label's presence.
+const ClaimLabelValue = "true"
+
+// Claims are the ClusterClaims the agent publishes for a node summary, by
+// name. Quantities are rendered canonically ("48Gi", "11500m"). CPU, memory
+// and pods are always published; GPU claims only when a node advertises
+// nvidia.com/gpu, so clusters without GPUs carry no GPU properties.
+func Claims(s NodeSummary) map[string]string {
+	claims := map[string]string{
+		agentapi.ClaimNodes:             strconv.Itoa(s.Nodes),
+		agentapi.ClaimNodesReady:        strconv.Itoa(s.Ready),
+		agentapi.ClaimCPUCapacity:       quantity(s.Capacity, corev1.ResourceCPU),
+		agentapi.ClaimCPUAllocatable:    quantity(s.Allocatable, corev1.ResourceCPU),
+		agentapi.ClaimMemoryCapacity:    quantity(s.Capacity, corev1.ResourceMemory),
+		agentapi.ClaimMemoryAllocatable: quantity(s.Allocatable, corev1.ResourceMemory),
+		agentapi.ClaimPodsAllocatable:   quantity(s.Allocatable, corev1.ResourcePods),
+	}
+	if _, ok := s.Capacity[ResourceGPU]; ok {
+		claims[agentapi.ClaimGPUCapacity] = quantity(s.Capacity, ResourceGPU)
+	}
+	if _, ok := s.Allocatable[ResourceGPU]; ok {
+		claims[agentapi.ClaimGPUAllocatable] = quantity(s.Allocatable, ResourceGPU)
+	}
+	return claims
+}
+
+func quantity(list corev1.ResourceList, name corev1.ResourceName) string {
+	q, ok := list[name]
+	if !ok {
+		return "0"
+	}
+	return q.String()
+}
+
+// ClaimsPlan is what brings the cluster's ClusterClaims to the wanted ones.
+type ClaimsPlan struct {
+	Create []clusterv1alpha1.ClusterClaim
+	// Update holds existing claims with their new value.
+	Update []clusterv1alpha1.ClusterClaim
+	// Delete names the agent's claims it no longer produces.
+	Delete []string
+	// Foreign names wanted claims held by a claim without the agent's label:
+	// somebody else's, left alone.
+	Foreign []string
+}
+
+// Empty tells whether the plan changes nothing.
+func (p ClaimsPlan) Empty() bool {
+	return len(p.Create) == 0 && len(p.Update) == 0 && len(p.Delete) == 0
+}
+
+// PlanClaims compares the wanted claims with every ClusterClaim of the
+// cluster. Only claims carrying agentapi.ClaimLabel are updated or deleted.
+func PlanClaims(want map[string]string, existing []clusterv1alpha1.ClusterClaim) ClaimsPlan {
+	var plan ClaimsPlan
+	seen := map[string]bool{}
+	for i := range existing {
+		claim := &existing[i]
+		seen[claim.Name] = true
+		value, wanted := want[claim.Name]
+		switch {
+		case !isAgentClaim(claim):
+			if wanted {
+				plan.Foreign = append(plan.Foreign, claim.Name)
+			}
+		case !wanted:
+			plan.Delete = append(plan.Delete, claim.Name)
+		case claim.Spec.Value != value:
+			updated := claim.DeepCopy()
+			updated.Spec.Value = value
+			plan.Update = append(plan.Update, *updated)
+		}
+	}
+	for name, value := range want {
+		if !seen[name] {
+			plan.Create = append(plan.Create, clusterv1alpha1.ClusterClaim{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{agentapi.ClaimLabel: ClaimLabelValue}},
+				Spec:       clusterv1alpha1.ClusterClaimSpec{Value: value},
+			})
+		}
+	}
+	sort.Slice(plan.Create, func(i, j int) bool { return plan.Create[i].Name < plan.Create[j].Name })
+	sort.Slice(plan.Update, func(i, j int) bool { return plan.Update[i].Name < plan.Update[j].Name })
+	sort.Strings(plan.Delete)
+	sort.Strings(plan.Foreign)
+	return plan
+}
+
+func isAgentClaim(claim *clusterv1alpha1.ClusterClaim) bool {
+	_, ok := claim.Labels[agentapi.ClaimLabel]
+	return ok
+}
+
+// applyClaims carries out a plan, going on past a failed claim so that one
+// bad claim does not hold back the others.
+func applyClaims(ctx context.Context, claims clusterclient.ClusterClaimInterface, plan ClaimsPlan) error {
+	logger := log.FromContext(ctx)
+	var errs []error
+	for i := range plan.Create {
+		claim := &plan.Create[i]
+		if _, err := claims.Create(ctx, claim, metav1.CreateOptions{FieldManager: agentapi.FieldManager}); err != nil {
+			errs = append(errs, fmt.Errorf("creating ClusterClaim %s: %w", claim.Name, err))
+			continue
+		}
+		logger.V(2).Info("Created ClusterClaim", "claim", claim.Name, "value", claim.Spec.Value)
+	}
+	for i := range plan.Update {
+		claim := &plan.Update[i]
+		if _, err := claims.Update(ctx, claim, metav1.UpdateOptions{FieldManager: agentapi.FieldManager}); err != nil {
+			errs = append(errs, fmt.Errorf("updating ClusterClaim %s: %w", claim.Name, err))
+			continue
+		}
+		logger.V(2).Info("Updated ClusterClaim", "claim", claim.Name, "value", claim.Spec.Value)
+	}
+	for _, name := range plan.Delete {
+		if err := claims.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("deleting stale ClusterClaim %s: %w", name, err))
+			continue
+		}
+		logger.V(2).Info("Deleted stale ClusterClaim", "claim", name)
+	}
+	return errors.Join(errs...)
+}
