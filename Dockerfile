@@ -1,21 +1,34 @@
-# Multi-stage build of the ClusterProfile bundle's binaries.
+# Multi-stage build of the ClusterProfile bundle's image.
 #   make image   (needs a Docker engine; IMG=<registry>/<name>:<tag> to name it)
 #
-# Binaries are static (CGO off) and the runtime image is distroless and runs
-# as a non-root user. Later binaries (the agent, cp-creds at /cp-creds) join
-# the same image, so a consumer's initContainer can `cp /cp-creds /plugins/`.
+# One image for the hub, the managed clusters and consumers: every command
+# under cmd/ at the root, so
+#   /clusterprofile-manager   the hub manager (the entrypoint; the Helm chart runs it)
+#   /clusterprofile-agent     the agent the addon deploys on managed clusters
+#   /cp-creds                 the exec credential plugin consumers mount
+# and /bin/cp, a static cp, so that a consumer's initContainer can run
+# `cp /cp-creds /plugins/cp-creds` (the runtime image has no shell or coreutils).
+# Every binary is static (CGO off); the runtime image is distroless and runs
+# as a non-root user.
 FROM golang:1.26 AS build
+ARG TARGETOS=linux
+ARG TARGETARCH=amd64
+ENV CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH
+
+# u-root's cp, pinned, built in a throwaway module of its own.
+WORKDIR /cp
+RUN go mod init cp && go get github.com/u-root/u-root@v0.15.0 && \
+    go build -trimpath -ldflags="-s -w" -o /out/tools/cp github.com/u-root/u-root/cmds/core/cp
+
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY cmd/ cmd/
 COPY pkg/ pkg/
-ARG TARGETOS=linux
-ARG TARGETARCH=amd64
-RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
-    go build -trimpath -ldflags="-s -w" -o /out/ ./cmd/...
+RUN go build -trimpath -ldflags="-s -w" -o /out/bin/ ./cmd/...
 
 FROM gcr.io/distroless/static:nonroot
-COPY --from=build /out/clusterprofile-manager /clusterprofile-manager
+COPY --from=build /out/bin/ /
+COPY --from=build /out/tools/cp /bin/cp
 USER 65532:65532
 ENTRYPOINT ["/clusterprofile-manager"]

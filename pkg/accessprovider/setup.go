@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	cpclient "sigs.k8s.io/cluster-inventory-api/client/clientset/versioned/typed/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -73,6 +74,11 @@ func withdrawal(mgr ctrl.Manager, profiles cpclient.ClusterProfilesGetter, sourc
 	return func(ctx context.Context) error {
 		log := ctrl.Log.WithName("access-provider-withdrawal").WithValues("entry", source.EntryName())
 		withdrawn, err := Withdraw(ctx, mgr.GetAPIReader(), profiles, source)
+		if apierrors.IsForbidden(err) {
+			log.Info("Not allowed to withdraw the entries of a disabled access provider; grant patch on clusterprofiles/status",
+				"error", err.Error())
+			return nil
+		}
 		if err != nil {
 			log.Error(err, "Withdrawing the entries of a disabled access provider", "withdrawn", withdrawn)
 			return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
@@ -143,6 +144,11 @@ func Withdrawal(mgr ctrl.Manager) manager.RunnableFunc {
 	return func(ctx context.Context) error {
 		log := ctrl.Log.WithName("credsync-withdrawal")
 		deleted, err := Withdraw(ctx, mgr.GetAPIReader(), mgr.GetClient())
+		if apierrors.IsForbidden(err) {
+			log.Info("Not allowed to delete the token copies of the disabled syncer; grant list and delete on secrets "+
+				"(chart value cleanupDisabledFeatures)", "error", err.Error())
+			return nil
+		}
 		if err != nil {
 			log.Error(err, "Deleting the synced token Secrets of the disabled syncer", "deleted", deleted)
 			return nil

@@ -173,11 +173,15 @@ func setupAccessProviders(ctx context.Context, mgr ctrl.Manager, opts Options) e
 	})
 }
 
-// setupCredSync runs the credential syncer, or withdraws its copies when its
-// gate is off.
+// setupCredSync runs the credential syncer or, with its gate off and
+// CleanupDisabled, deletes the copies it made (which needs the right to list
+// every Secret: opt-in, like the mirror's cleanup).
 func setupCredSync(mgr ctrl.Manager, opts Options) error {
 	if !opts.FeatureGates.Enabled(features.ClusterProfileCredSyncer) {
-		return mgr.Add(credsync.Withdrawal(mgr))
+		if opts.CleanupDisabled {
+			return mgr.Add(credsync.Withdrawal(mgr))
+		}
+		return nil
 	}
 	if err := served(mgr.GetRESTMapper(), schema.GroupVersionKind{Group: "authentication.open-cluster-management.io",
 		Version: "v1beta1", Kind: "ManagedServiceAccount"}); err != nil {

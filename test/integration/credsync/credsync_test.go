@@ -136,14 +136,23 @@ func TestNameCollisionsAreReportedAndNeverOverwritten(t *testing.T) {
 	}, 2*time.Second, 200*time.Millisecond).Should(Succeed())
 }
 
-func TestTurningTheGateOffRevokesEveryCopy(t *testing.T) {
+func TestTurningTheGateOffWithCleanupRevokesEveryCopy(t *testing.T) {
 	ctx := framework.ContextFor(t)
 	stop := framework.StartManager(t, env, framework.ManagerOptions{Gates: syncGates})
 	fleet(ctx, t, "off-set", []string{"off-c1"}, "off-ns")
 	createMSA(ctx, t, "off-c1", "multikueue", "token-1", expiry, true)
 	expectCopiesIn(t, ctx, "off-c1-multikueue", "off-ns")
 	stop()
-	framework.StartManager(t, env, framework.ManagerOptions{Gates: map[string]bool{"ClusterProfile": true}})
+
+	// Gate off alone: revoking needs the right to list every Secret, which
+	// only the cleanup option asks for, so the copies stay.
+	stop = framework.StartManager(t, env, framework.ManagerOptions{Gates: map[string]bool{"ClusterProfile": true}})
+	NewWithT(t).Consistently(func(g Gomega) *corev1.Secret {
+		return syncedSecret(g, ctx, "off-ns", "off-c1-multikueue")
+	}, time.Second, 100*time.Millisecond).ShouldNot(BeNil())
+	stop()
+
+	framework.StartManager(t, env, framework.ManagerOptions{Gates: map[string]bool{"ClusterProfile": true}, CleanupDisabled: true})
 	expectCopiesIn(t, ctx, "off-c1-multikueue")
 }
 

@@ -1,0 +1,157 @@
+package chart_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
+)
+
+const chartName = "clusterprofile-manager"
+
+// gates is one combination of the chart's four feature gate values.
+type gates struct {
+	mirror, accessProvider, directAccess, credSyncer bool
+}
+
+// allGates is every combination, from all off to all on.
+func allGates() []gates {
+	var out []gates
+	for i := 0; i < 16; i++ {
+		out = append(out, gates{mirror: i&1 != 0, accessProvider: i&2 != 0, directAccess: i&4 != 0, credSyncer: i&8 != 0})
+	}
+	return out
+}
+
+// String names the combination for subtests: "mirror+proxy", "none", ...
+func (g gates) String() string {
+	var on []string
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{g.mirror, "mirror"}, {g.accessProvider, "proxy"}, {g.directAccess, "direct"}, {g.credSyncer, "syncer"}} {
+		if f.on {
+			on = append(on, f.name)
+		}
+	}
+	if len(on) == 0 {
+		return "none"
+	}
+	return strings.Join(on, "+")
+}
+
+// values are the chart values for the combination.
+func (g gates) values(cleanup bool) map[string]any {
+	return map[string]any{
+		"featureGates": map[string]any{
+			"clusterProfile":               g.mirror,
+			"clusterProfileAccessProvider": g.accessProvider,
+			"clusterProfileDirectAccess":   g.directAccess,
+			"clusterProfileCredSyncer":     g.credSyncer,
+		},
+		"cleanupDisabledFeatures": cleanup,
+	}
+}
+
+// variant is a gate combination with or without cleanupDisabledFeatures.
+type variant struct {
+	gates
+	cleanup bool
+}
+
+func (v variant) String() string {
+	if v.cleanup {
+		return v.gates.String() + ",cleanup"
+	}
+	return v.gates.String()
+}
+
+func allVariants() []variant {
+	var out []variant
+	for _, cleanup := range []bool{false, true} {
+		for _, g := range allGates() {
+			out = append(out, variant{gates: g, cleanup: cleanup})
+		}
+	}
+	return out
+}
+
+var (
+	loadOnce    sync.Once
+	loadedChart *chart.Chart
+	loadErr     error
+)
+
+// loadChart loads charts/clusterprofile-manager once for the suite.
+func loadChart(t testing.TB) *chart.Chart {
+	t.Helper()
+	loadOnce.Do(func() { loadedChart, loadErr = chartrender.Load(chartrender.ChartDir(chartName)) })
+	if loadErr != nil {
+		t.Fatal(loadErr)
+	}
+	return loadedChart
+}
+
+// render renders the chart for a release and returns its objects in install order.
+func render(t testing.TB, rel chartrender.Release, values map[string]any) []*unstructured.Unstructured {
+	t.Helper()
+	manifest, err := chartrender.Render(loadChart(t), rel, values)
+	if err != nil {
+		t.Fatalf("rendering %s with %v: %v", chartName, values, err)
+	}
+	objects, err := chartrender.Objects(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objects
+}
+
+// objectKey names an object in test output: "Kind namespace/name" or "Kind name".
+func objectKey(u *unstructured.Unstructured) string {
+	if u.GetNamespace() != "" {
+		return u.GetKind() + " " + u.GetNamespace() + "/" + u.GetName()
+	}
+	return u.GetKind() + " " + u.GetName()
+}
+
+// find returns the rendered object of that kind and name, or nil.
+func find(objects []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	for _, u := range objects {
+		if u.GetKind() == kind && u.GetName() == name {
+			return u
+		}
+	}
+	return nil
+}
+
+// managerContainer returns the manager container of the rendered Deployment.
+func managerContainer(t testing.TB, objects []*unstructured.Unstructured) map[string]any {
+	t.Helper()
+	for _, u := range objects {
+		if u.GetKind() != "Deployment" {
+			continue
+		}
+		containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+		for _, c := range containers {
+			if c := c.(map[string]any); c["name"] == "manager" {
+				return c
+			}
+		}
+	}
+	t.Fatal("the rendered Deployment has no manager container")
+	return nil
+}
+
+// managerArgs returns the manager container's arguments.
+func managerArgs(t testing.TB, objects []*unstructured.Unstructured) []string {
+	t.Helper()
+	args, _, err := unstructured.NestedStringSlice(managerContainer(t, objects), "args")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return args
+}

@@ -1,0 +1,444 @@
+package chart_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"helm.sh/helm/v3/pkg/lint"
+	"helm.sh/helm/v3/pkg/lint/support"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+
+	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
+	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
+)
+
+var defaultRelease = chartrender.Release{Name: "clusterprofile-manager", Namespace: "open-cluster-management"}
+
+func TestHelmLintPasses(t *testing.T) {
+	cases := map[string]map[string]any{
+		"default values":   nil,
+		"every gate on":    gates{true, true, true, true}.values(false),
+		"cleanup, all off": gates{}.values(true),
+	}
+	for name, values := range cases {
+		t.Run(name, func(t *testing.T) {
+			linter := lint.AllWithKubeVersion(chartrender.ChartDir(chartName), values, defaultRelease.Namespace, &chartrender.KubeVersion)
+			var problems []string
+			for _, m := range linter.Messages {
+				// Info messages (such as "icon is recommended") are advice.
+				if m.Severity > support.InfoSev {
+					problems = append(problems, m.Error())
+				}
+			}
+			if len(problems) > 0 {
+				t.Errorf("helm lint:\n%s", strings.Join(problems, "\n"))
+			}
+		})
+	}
+}
+
+// TestEachGateRendersOnlyItsOwnObjects: a disabled feature grants nothing,
+// and cleanupDisabledFeatures adds exactly the cleanup role (and the Secret
+// policy, since that role may delete Secrets).
+func TestEachGateRendersOnlyItsOwnObjects(t *testing.T) {
+	for _, v := range allVariants() {
+		t.Run(v.String(), func(t *testing.T) {
+			objects := render(t, defaultRelease, v.values(v.cleanup))
+			var got []string
+			for _, u := range objects {
+				got = append(got, objectKey(u))
+			}
+			sort.Strings(got)
+			if diff := cmp.Diff(expectedObjects(v), got); diff != "" {
+				t.Errorf("rendered objects (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func expectedObjects(v variant) []string {
+	ns := defaultRelease.Namespace
+	want := []string{
+		"ClusterRole clusterprofile-manager-base",
+		"ClusterRoleBinding clusterprofile-manager-base",
+		"CustomResourceDefinition clusterprofiles.multicluster.x-k8s.io",
+		"Deployment " + ns + "/clusterprofile-manager",
+		"Role " + ns + "/clusterprofile-manager-leader-election",
+		"RoleBinding " + ns + "/clusterprofile-manager-leader-election",
+		"Service " + ns + "/clusterprofile-manager-metrics",
+		"ServiceAccount " + ns + "/clusterprofile-manager",
+	}
+	role := func(suffix string) {
+		want = append(want, "ClusterRole clusterprofile-manager-"+suffix, "ClusterRoleBinding clusterprofile-manager-"+suffix)
+	}
+	if v.mirror {
+		role("mirror")
+	}
+	if v.accessProvider {
+		role("access-provider")
+	}
+	if v.directAccess {
+		role("direct-access")
+	}
+	if v.credSyncer {
+		role("cred-syncer")
+	}
+	if v.cleanup && !(v.mirror && v.credSyncer) {
+		role("cleanup")
+	}
+	if v.credSyncer || v.cleanup {
+		want = append(want, "ValidatingAdmissionPolicy clusterprofile-manager-secret-writes",
+			"ValidatingAdmissionPolicyBinding clusterprofile-manager-secret-writes")
+	}
+	sort.Strings(want)
+	return want
+}
+
+// TestFeatureGatesFlagMatchesTheValues parses the rendered --feature-gates
+// with the manager's own gate, so a misspelt gate name fails here.
+func TestFeatureGatesFlagMatchesTheValues(t *testing.T) {
+	for _, g := range allGates() {
+		t.Run(g.String(), func(t *testing.T) {
+			var flag string
+			for _, arg := range managerArgs(t, render(t, defaultRelease, g.values(false))) {
+				if value, ok := strings.CutPrefix(arg, "--feature-gates="); ok {
+					flag = value
+				}
+			}
+			gate := features.NewGate()
+			if err := gate.Set(flag); err != nil {
+				t.Fatalf("the manager rejects --feature-gates=%s: %v", flag, err)
+			}
+			got := gates{
+				mirror:         gate.Enabled(features.ClusterProfile),
+				accessProvider: gate.Enabled(features.ClusterProfileAccessProvider),
+				directAccess:   gate.Enabled(features.ClusterProfileDirectAccess),
+				credSyncer:     gate.Enabled(features.ClusterProfileCredSyncer),
+			}
+			if got != g {
+				t.Errorf("--feature-gates=%s enables %v, want %v", flag, got, g)
+			}
+		})
+	}
+}
+
+func TestManagerArgumentsFollowTheValues(t *testing.T) {
+	cases := map[string]struct {
+		values map[string]any
+		want   []string
+	}{
+		"defaults": {
+			want: []string{
+				"--leader-elect=true",
+				"--leader-election-namespace=open-cluster-management",
+				"--feature-gates=ClusterProfile=false,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=false,ClusterProfileDirectAccess=false",
+				"--cleanup-disabled-features=false",
+				"--cluster-manager-name=open-cluster-management",
+				"--cluster-proxy-user-server-port=9092",
+				"--direct-access-provider-name=open-cluster-management-direct",
+				"--kube-api-qps=50",
+				"--kube-api-burst=100",
+				"--mirror-workers=16",
+				"--metrics-bind-address=:8080",
+				"--health-probe-bind-address=:8081",
+			},
+		},
+		"every value set": {
+			values: map[string]any{
+				"featureGates":             map[string]any{"clusterProfile": true, "clusterProfileCredSyncer": true},
+				"cleanupDisabledFeatures":  true,
+				"clusterManagerName":       "fleet-a",
+				"userServer":               map[string]any{"host": "proxy.example.com", "port": 443},
+				"directAccessProviderName": "fleet-a-direct",
+				"kubeAPI":                  map[string]any{"qps": 12.5, "burst": 3000},
+				"mirrorWorkers":            4,
+				"extraArgs":                []any{"--zap-log-level=2"},
+			},
+			want: []string{
+				"--leader-elect=true",
+				"--leader-election-namespace=open-cluster-management",
+				"--feature-gates=ClusterProfile=true,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=true,ClusterProfileDirectAccess=false",
+				"--cleanup-disabled-features=true",
+				"--cluster-manager-name=fleet-a",
+				"--cluster-proxy-user-server-host=proxy.example.com",
+				"--cluster-proxy-user-server-port=443",
+				"--direct-access-provider-name=fleet-a-direct",
+				"--kube-api-qps=12.5",
+				"--kube-api-burst=3000",
+				"--mirror-workers=4",
+				"--metrics-bind-address=:8080",
+				"--health-probe-bind-address=:8081",
+				"--zap-log-level=2",
+			},
+		},
+		"rate limit lifted": {
+			values: map[string]any{"kubeAPI": map[string]any{"qps": -1}},
+			want: []string{
+				"--leader-elect=true",
+				"--leader-election-namespace=open-cluster-management",
+				"--feature-gates=ClusterProfile=false,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=false,ClusterProfileDirectAccess=false",
+				"--cleanup-disabled-features=false",
+				"--cluster-manager-name=open-cluster-management",
+				"--cluster-proxy-user-server-port=9092",
+				"--direct-access-provider-name=open-cluster-management-direct",
+				"--kube-api-qps=-1",
+				"--kube-api-burst=100",
+				"--mirror-workers=16",
+				"--metrics-bind-address=:8080",
+				"--health-probe-bind-address=:8081",
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, managerArgs(t, render(t, defaultRelease, tc.values))); diff != "" {
+				t.Errorf("manager args (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDeploymentIsHardenedAndProbed(t *testing.T) {
+	objects := render(t, defaultRelease, map[string]any{
+		"replicas": 2,
+		"image":    map[string]any{"repository": "registry.example/cpm", "tag": "v9", "pullPolicy": "Always"},
+	})
+	deployment := find(objects, "Deployment", "clusterprofile-manager")
+	replicas, _, _ := unstructured.NestedInt64(deployment.Object, "spec", "replicas")
+	if replicas != 2 {
+		t.Errorf("replicas = %d, want 2", replicas)
+	}
+	podSecurity, _, _ := unstructured.NestedMap(deployment.Object, "spec", "template", "spec", "securityContext")
+	if diff := cmp.Diff(map[string]any{"runAsNonRoot": true, "seccompProfile": map[string]any{"type": "RuntimeDefault"}}, podSecurity); diff != "" {
+		t.Errorf("pod securityContext (-want +got):\n%s", diff)
+	}
+	c := managerContainer(t, objects)
+	got := map[string]any{
+		"image":           c["image"],
+		"imagePullPolicy": c["imagePullPolicy"],
+		"securityContext": c["securityContext"],
+		"liveness":        c["livenessProbe"].(map[string]any)["httpGet"],
+		"readiness":       c["readinessProbe"].(map[string]any)["httpGet"],
+		"ports":           c["ports"],
+	}
+	want := map[string]any{
+		"image":           "registry.example/cpm:v9",
+		"imagePullPolicy": "Always",
+		"securityContext": map[string]any{
+			"allowPrivilegeEscalation": false,
+			"readOnlyRootFilesystem":   true,
+			"runAsNonRoot":             true,
+			"capabilities":             map[string]any{"drop": []any{"ALL"}},
+			"seccompProfile":           map[string]any{"type": "RuntimeDefault"},
+		},
+		"liveness":  map[string]any{"path": "/healthz", "port": "health"},
+		"readiness": map[string]any{"path": "/readyz", "port": "health"},
+		"ports": []any{
+			map[string]any{"name": "metrics", "containerPort": int64(8080), "protocol": "TCP"},
+			map[string]any{"name": "health", "containerPort": int64(8081), "protocol": "TCP"},
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("manager container (-want +got):\n%s", diff)
+	}
+}
+
+func TestImageTagDefaultsToTheAppVersion(t *testing.T) {
+	c := managerContainer(t, render(t, defaultRelease, nil))
+	want := "quay.io/open-cluster-management/clusterprofile-bundle:" + loadChart(t).Metadata.AppVersion
+	if c["image"] != want {
+		t.Errorf("image = %v, want %s", c["image"], want)
+	}
+}
+
+// TestSchemaRejectsMistakes: every level of the values is closed, so a
+// misspelt key fails instead of silently doing nothing.
+func TestSchemaRejectsMistakes(t *testing.T) {
+	cases := map[string]struct {
+		values map[string]any
+		// wantErr is a substring of Helm's error, naming the culprit.
+		wantErr string
+	}{
+		"misspelt gate":            {map[string]any{"featureGates": map[string]any{"clusterProfil": true}}, "clusterProfil"},
+		"misspelt top-level key":   {map[string]any{"featureGate": map[string]any{}}, "featureGate"},
+		"gate given as a string":   {map[string]any{"featureGates": map[string]any{"clusterProfile": "yes"}}, "clusterProfile"},
+		"replicas given as a word": {map[string]any{"replicas": "two"}, "replicas"},
+		"unknown pull policy":      {map[string]any{"image": map[string]any{"pullPolicy": "Sometimes"}}, "pullPolicy"},
+		"misspelt image key":       {map[string]any{"image": map[string]any{"repo": "x"}}, "repo"},
+		"misspelt resources key":   {map[string]any{"resources": map[string]any{"limit": map[string]any{"cpu": "1"}}}, "limit"},
+		"port out of range":        {map[string]any{"userServer": map[string]any{"port": 70000}}, "port"},
+		"misspelt kubeAPI key":     {map[string]any{"kubeAPI": map[string]any{"QPS": 10}}, "QPS"},
+		"qps given as a word":      {map[string]any{"kubeAPI": map[string]any{"qps": "fast"}}, "qps"},
+		"no workers":               {map[string]any{"mirrorWorkers": 0}, "mirrorWorkers"},
+		"empty manager name":       {map[string]any{"clusterManagerName": ""}, "clusterManagerName"},
+		"extra arg without dashes": {map[string]any{"extraArgs": []any{"zap-log-level=2"}}, "extraArgs"},
+		"cleanup given as a word":  {map[string]any{"cleanupDisabledFeatures": "true"}, "cleanupDisabledFeatures"},
+		"misspelt toleration key":  {map[string]any{"tolerations": []any{map[string]any{"keys": "a"}}}, "keys"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := chartrender.Render(loadChart(t), defaultRelease, tc.values)
+			if err == nil {
+				t.Fatalf("rendering with %v succeeded, want a schema error", tc.values)
+			}
+			if !strings.Contains(err.Error(), "values don't meet the specifications of the schema") || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("error does not name %q as a schema violation:\n%v", tc.wantErr, err)
+			}
+		})
+	}
+}
+
+// TestSchemaAcceptsKubernetesShapedValues: the open parts of the schema
+// (resource names, node selectors, affinity) take what Kubernetes takes.
+func TestSchemaAcceptsKubernetesShapedValues(t *testing.T) {
+	objects := render(t, defaultRelease, map[string]any{
+		"resources":        map[string]any{"requests": map[string]any{"cpu": "100m", "memory": "128Mi", "ephemeral-storage": "1Gi"}, "limits": map[string]any{"cpu": 2}},
+		"nodeSelector":     map[string]any{"node-role.kubernetes.io/control-plane": ""},
+		"tolerations":      []any{map[string]any{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}},
+		"affinity":         map[string]any{"podAntiAffinity": map[string]any{"preferredDuringSchedulingIgnoredDuringExecution": []any{}}},
+		"imagePullSecrets": []any{map[string]any{"name": "pull"}},
+		"podAnnotations":   map[string]any{"example.com/team": "fleet"},
+	})
+	spec, _, _ := unstructured.NestedMap(find(objects, "Deployment", "clusterprofile-manager").Object, "spec", "template", "spec")
+	for _, key := range []string{"nodeSelector", "tolerations", "affinity", "imagePullSecrets"} {
+		if _, ok := spec[key]; !ok {
+			t.Errorf("the pod spec has no %s", key)
+		}
+	}
+}
+
+// TestNoWildcardsAndSecretsOnlyWhereNeeded checks every rendered rule: no
+// wildcard anywhere; Secrets only by name, except for the syncer and its
+// cleanup, which are narrowed by the admission policy instead.
+func TestNoWildcardsAndSecretsOnlyWhereNeeded(t *testing.T) {
+	for _, v := range allVariants() {
+		t.Run(v.String(), func(t *testing.T) {
+			for _, u := range render(t, defaultRelease, v.values(v.cleanup)) {
+				if u.GetKind() != "ClusterRole" && u.GetKind() != "Role" {
+					continue
+				}
+				role := &rbacv1.ClusterRole{}
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, role); err != nil {
+					t.Fatal(err)
+				}
+				for _, rule := range role.Rules {
+					for _, list := range [][]string{rule.APIGroups, rule.Resources, rule.Verbs, rule.ResourceNames} {
+						if slices.Contains(list, "*") {
+							t.Errorf("%s has a wildcard: %+v", objectKey(u), rule)
+						}
+					}
+					if len(rule.NonResourceURLs) > 0 {
+						t.Errorf("%s grants non-resource URLs: %+v", objectKey(u), rule)
+					}
+					broad := !strings.HasSuffix(u.GetName(), "-cred-syncer") && !strings.HasSuffix(u.GetName(), "-cleanup")
+					if slices.Contains(rule.Resources, "secrets") && broad && len(rule.ResourceNames) == 0 {
+						t.Errorf("%s grants Secrets beyond named ones: %+v", objectKey(u), rule)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestCRDIsTheModulesCopy: the chart's CRD file is byte for byte the one in
+// the pinned cluster-inventory-api module (`make chart-crd` refreshes it), and
+// the template renders it unchanged but for the keep policy and labels.
+func TestCRDIsTheModulesCopy(t *testing.T) {
+	moduleDir, err := framework.ModuleDir("sigs.k8s.io/cluster-inventory-api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const file = "multicluster.x-k8s.io_clusterprofiles.yaml"
+	upstream, err := os.ReadFile(filepath.Join(moduleDir, "config", "crd", "bases", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied, err := os.ReadFile(filepath.Join(chartrender.ChartDir(chartName), "files", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(upstream, copied) {
+		t.Fatalf("charts/%s/files/%s differs from the pinned cluster-inventory-api's; run `make chart-crd`", chartName, file)
+	}
+
+	want := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict(upstream, want); err != nil {
+		t.Fatal(err)
+	}
+	rendered := find(render(t, defaultRelease, nil), "CustomResourceDefinition", want.Name)
+	if rendered == nil {
+		t.Fatal("no CRD rendered with installCRD at its default")
+	}
+	got := &apiextensionsv1.CustomResourceDefinition{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(rendered.Object, got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.Spec, got.Spec); diff != "" {
+		t.Errorf("rendered CRD spec (-module +rendered):\n%s", diff)
+	}
+	if got.Annotations["helm.sh/resource-policy"] != "keep" {
+		t.Errorf("the CRD is not kept on uninstall: annotations %v", got.Annotations)
+	}
+	if find(render(t, defaultRelease, map[string]any{"installCRD": false}), "CustomResourceDefinition", want.Name) != nil {
+		t.Error("installCRD=false still renders the CRD")
+	}
+}
+
+func TestRenderingIsDeterministic(t *testing.T) {
+	values := gates{true, true, true, true}.values(true)
+	first, err := chartrender.Render(loadChart(t), defaultRelease, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		again, err := chartrender.Render(loadChart(t), defaultRelease, values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(first, again); diff != "" {
+			t.Fatalf("two renders differ (-first +again):\n%s", diff)
+		}
+	}
+}
+
+// TestPlainManifestsAreUpToDate: manifests/ is what `make manifests` renders now.
+func TestPlainManifestsAreUpToDate(t *testing.T) {
+	root := framework.RepoRoot()
+	want, err := chartrender.Manifests(filepath.Join(root, "hack", "manifests", "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(root, "manifests", "clusterprofile-manager.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Errorf("manifests/clusterprofile-manager.yaml is stale; run `make manifests` (-fresh +committed):\n%s", diff)
+	}
+}
+
+// TestReleaseNamesThatLookLikeYAMLScalars: a release called "off" in a
+// namespace called "yes" must not turn labels or namespaces into booleans.
+func TestReleaseNamesThatLookLikeYAMLScalars(t *testing.T) {
+	rel := chartrender.Release{Name: "off", Namespace: "yes"}
+	for _, u := range render(t, rel, gates{true, true, true, true}.values(true)) {
+		labels, _, err := unstructured.NestedStringMap(u.Object, "metadata", "labels")
+		if err != nil || labels["app.kubernetes.io/instance"] != "off" {
+			t.Errorf("%s: labels %v (%v), want app.kubernetes.io/instance=off", objectKey(u), u.Object["metadata"], err)
+		}
+		if ns, found, err := unstructured.NestedString(u.Object, "metadata", "namespace"); found && (err != nil || ns != "yes") {
+			t.Errorf("%s: namespace %v (%v), want yes", objectKey(u), u.Object["metadata"], err)
+		}
+	}
+}
