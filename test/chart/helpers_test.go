@@ -13,16 +13,17 @@ import (
 
 const chartName = "clusterprofile-manager"
 
-// gates is one combination of the chart's four feature gate values.
+// gates is one combination of the chart's five feature gate values.
 type gates struct {
-	mirror, accessProvider, directAccess, credSyncer bool
+	mirror, accessProvider, directAccess, credSyncer, agent bool
 }
 
 // allGates is every combination, from all off to all on.
 func allGates() []gates {
 	var out []gates
-	for i := 0; i < 16; i++ {
-		out = append(out, gates{mirror: i&1 != 0, accessProvider: i&2 != 0, directAccess: i&4 != 0, credSyncer: i&8 != 0})
+	for i := 0; i < 32; i++ {
+		out = append(out, gates{mirror: i&1 != 0, accessProvider: i&2 != 0, directAccess: i&4 != 0, credSyncer: i&8 != 0,
+			agent: i&16 != 0})
 	}
 	return out
 }
@@ -33,7 +34,7 @@ func (g gates) String() string {
 	for _, f := range []struct {
 		on   bool
 		name string
-	}{{g.mirror, "mirror"}, {g.accessProvider, "proxy"}, {g.directAccess, "direct"}, {g.credSyncer, "syncer"}} {
+	}{{g.mirror, "mirror"}, {g.accessProvider, "proxy"}, {g.directAccess, "direct"}, {g.credSyncer, "syncer"}, {g.agent, "agent"}} {
 		if f.on {
 			on = append(on, f.name)
 		}
@@ -52,6 +53,7 @@ func (g gates) values(cleanup bool) map[string]any {
 			"clusterProfileAccessProvider": g.accessProvider,
 			"clusterProfileDirectAccess":   g.directAccess,
 			"clusterProfileCredSyncer":     g.credSyncer,
+			"clusterProfileAgent":          g.agent,
 		},
 		"cleanupDisabledFeatures": cleanup,
 	}

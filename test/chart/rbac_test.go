@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	addonapiv1beta1 "open-cluster-management.io/api/addon/v1beta1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	operatorv1 "open-cluster-management.io/api/operator/v1"
@@ -261,13 +262,37 @@ var accesses = map[string]access{
 		},
 	},
 	"list ManagedClusters": {
-		want: func(v variant) outcome { return allowedIf(v.mirror || v.directAccess) },
+		want: func(v variant) outcome { return allowedIf(v.mirror || v.directAccess || v.agent) },
 		do:   func(ctx context.Context, r requester) error { return r.c.List(ctx, &clusterv1.ManagedClusterList{}) },
 	},
 	"watch ManagedClusters": {
-		want: func(v variant) outcome { return allowedIf(v.mirror || v.directAccess) },
+		want: func(v variant) outcome { return allowedIf(v.mirror || v.directAccess || v.agent) },
 		do: func(ctx context.Context, r requester) error {
 			return watchOnce(ctx, r, &clusterv1.ManagedClusterList{})
+		},
+	},
+	"list ManagedClusterAddOns": {
+		want: func(v variant) outcome { return allowedIf(v.agent) },
+		do: func(ctx context.Context, r requester) error {
+			return r.c.List(ctx, &addonapiv1beta1.ManagedClusterAddOnList{})
+		},
+	},
+	"create a ManifestWork in a cluster namespace": {
+		want: func(v variant) outcome { return allowedIf(v.agent) },
+		do: func(ctx context.Context, r requester) error {
+			work := &unstructured.Unstructured{}
+			work.SetAPIVersion("work.open-cluster-management.io/v1")
+			work.SetKind("ManifestWork")
+			work.SetNamespace(r.ns)
+			work.SetName("agent-deploy")
+			return r.c.Create(ctx, work, client.DryRunAll)
+		},
+	},
+	"delete a ClusterManagementAddOn": {
+		want: func(variant) outcome { return deniedByRBAC },
+		do: func(ctx context.Context, r requester) error {
+			cma := &addonapiv1beta1.ClusterManagementAddOn{ObjectMeta: metav1.ObjectMeta{Name: "cluster-profile-agent"}}
+			return r.c.Delete(ctx, cma, client.DryRunAll)
 		},
 	},
 	"create a ManagedCluster": {

@@ -28,7 +28,7 @@ var defaultRelease = chartrender.Release{Name: "clusterprofile-manager", Namespa
 func TestHelmLintPasses(t *testing.T) {
 	cases := map[string]map[string]any{
 		"default values":   nil,
-		"every gate on":    gates{true, true, true, true}.values(false),
+		"every gate on":    gates{true, true, true, true, true}.values(false),
 		"cleanup, all off": gates{}.values(true),
 	}
 	for name, values := range cases {
@@ -97,6 +97,11 @@ func expectedObjects(v variant) []string {
 	if v.cleanup && !(v.mirror && v.credSyncer) {
 		role("cleanup")
 	}
+	if v.agent {
+		role("agent")
+		want = append(want, "ClusterManagementAddOn cluster-profile-agent",
+			"ManagedClusterSetBinding "+ns+"/global", "Placement "+ns+"/cluster-profile-agent-global")
+	}
 	if v.credSyncer || v.cleanup {
 		want = append(want, "ValidatingAdmissionPolicy clusterprofile-manager-secret-writes",
 			"ValidatingAdmissionPolicyBinding clusterprofile-manager-secret-writes")
@@ -125,6 +130,7 @@ func TestFeatureGatesFlagMatchesTheValues(t *testing.T) {
 				accessProvider: gate.Enabled(features.ClusterProfileAccessProvider),
 				directAccess:   gate.Enabled(features.ClusterProfileDirectAccess),
 				credSyncer:     gate.Enabled(features.ClusterProfileCredSyncer),
+				agent:          gate.Enabled(features.ClusterProfileAgent),
 			}
 			if got != g {
 				t.Errorf("--feature-gates=%s enables %v, want %v", flag, got, g)
@@ -142,7 +148,7 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 			want: []string{
 				"--leader-elect=true",
 				"--leader-election-namespace=open-cluster-management",
-				"--feature-gates=ClusterProfile=false,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=false,ClusterProfileDirectAccess=false",
+				"--feature-gates=ClusterProfile=false,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=false,ClusterProfileDirectAccess=false,ClusterProfileAgent=false",
 				"--cleanup-disabled-features=false",
 				"--cluster-manager-name=open-cluster-management",
 				"--cluster-proxy-user-server-port=9092",
@@ -156,7 +162,8 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 		},
 		"every value set": {
 			values: map[string]any{
-				"featureGates":             map[string]any{"clusterProfile": true, "clusterProfileCredSyncer": true},
+				"featureGates":             map[string]any{"clusterProfile": true, "clusterProfileCredSyncer": true, "clusterProfileAgent": true},
+				"agent":                    map[string]any{"period": "1m", "leaseStaleAfter": "2m", "unhealthyNodeTolerance": 2},
 				"cleanupDisabledFeatures":  true,
 				"clusterManagerName":       "fleet-a",
 				"userServer":               map[string]any{"host": "proxy.example.com", "port": 443},
@@ -168,7 +175,7 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 			want: []string{
 				"--leader-elect=true",
 				"--leader-election-namespace=open-cluster-management",
-				"--feature-gates=ClusterProfile=true,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=true,ClusterProfileDirectAccess=false",
+				"--feature-gates=ClusterProfile=true,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=true,ClusterProfileDirectAccess=false,ClusterProfileAgent=true",
 				"--cleanup-disabled-features=true",
 				"--cluster-manager-name=fleet-a",
 				"--cluster-proxy-user-server-host=proxy.example.com",
@@ -177,6 +184,10 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 				"--kube-api-qps=12.5",
 				"--kube-api-burst=3000",
 				"--mirror-workers=4",
+				"--agent-image=quay.io/open-cluster-management/clusterprofile-bundle:0.1.0",
+				"--agent-period=1m",
+				"--agent-lease-stale-after=2m",
+				"--agent-unhealthy-node-tolerance=2",
 				"--metrics-bind-address=:8080",
 				"--health-probe-bind-address=:8081",
 				"--zap-log-level=2",
@@ -187,7 +198,7 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 			want: []string{
 				"--leader-elect=true",
 				"--leader-election-namespace=open-cluster-management",
-				"--feature-gates=ClusterProfile=false,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=false,ClusterProfileDirectAccess=false",
+				"--feature-gates=ClusterProfile=false,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=false,ClusterProfileDirectAccess=false,ClusterProfileAgent=false",
 				"--cleanup-disabled-features=false",
 				"--cluster-manager-name=open-cluster-management",
 				"--cluster-proxy-user-server-port=9092",
@@ -396,7 +407,7 @@ func TestCRDIsTheModulesCopy(t *testing.T) {
 }
 
 func TestRenderingIsDeterministic(t *testing.T) {
-	values := gates{true, true, true, true}.values(true)
+	values := gates{true, true, true, true, true}.values(true)
 	first, err := chartrender.Render(loadChart(t), defaultRelease, values)
 	if err != nil {
 		t.Fatal(err)
@@ -432,7 +443,7 @@ func TestPlainManifestsAreUpToDate(t *testing.T) {
 // namespace called "yes" must not turn labels or namespaces into booleans.
 func TestReleaseNamesThatLookLikeYAMLScalars(t *testing.T) {
 	rel := chartrender.Release{Name: "off", Namespace: "yes"}
-	for _, u := range render(t, rel, gates{true, true, true, true}.values(true)) {
+	for _, u := range render(t, rel, gates{true, true, true, true, true}.values(true)) {
 		labels, _, err := unstructured.NestedStringMap(u.Object, "metadata", "labels")
 		if err != nil || labels["app.kubernetes.io/instance"] != "off" {
 			t.Errorf("%s: labels %v (%v), want app.kubernetes.io/instance=off", objectKey(u), u.Object["metadata"], err)

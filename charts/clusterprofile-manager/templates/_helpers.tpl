@@ -34,7 +34,7 @@ system:serviceaccount:{{ .Release.Namespace }}:{{ include "cpm.fullname" . }}
 {{/* The --feature-gates value: every gate spelt out, on or off. */}}
 {{- define "cpm.featureGates" -}}
 {{- $g := .Values.featureGates -}}
-ClusterProfile={{ $g.clusterProfile }},ClusterProfileAccessProvider={{ $g.clusterProfileAccessProvider }},ClusterProfileCredSyncer={{ $g.clusterProfileCredSyncer }},ClusterProfileDirectAccess={{ $g.clusterProfileDirectAccess }}
+ClusterProfile={{ $g.clusterProfile }},ClusterProfileAccessProvider={{ $g.clusterProfileAccessProvider }},ClusterProfileCredSyncer={{ $g.clusterProfileCredSyncer }},ClusterProfileDirectAccess={{ $g.clusterProfileDirectAccess }},ClusterProfileAgent={{ $g.clusterProfileAgent }}
 {{- end -}}
 
 {{/*
@@ -56,4 +56,9 @@ subjects:
 - kind: ServiceAccount
   name: {{ include "cpm.fullname" .root }}
   namespace: {{ .root.Release.Namespace | quote }}
+{{- end -}}
+
+{{/* The image of the manager, and of the agent it deploys on managed clusters. */}}
+{{- define "cpm.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
