@@ -8,11 +8,10 @@ import (
 	"os"
 
 	"github.com/spf13/pflag"
-	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agent"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/logging"
 )
 
 func main() {
@@ -24,9 +23,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	logger := zap.New(zap.UseFlagOptions(zapOpts))
-	ctrl.SetLogger(logger)
-	klog.SetLogger(logger) // addon-framework's lease updater logs through klog
+	logger := logging.Setup(zapOpts)
 	ctx := ctrl.LoggerInto(ctrl.SetupSignalHandler(), logger.WithName("agent"))
 	cfg, err := opts.config()
 	if err == nil {

@@ -8,9 +8,9 @@ import (
 	"os"
 
 	"github.com/spf13/pflag"
-	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/logging"
 )
 
 func main() {
@@ -22,9 +22,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	logger := zap.New(zap.UseFlagOptions(zapOpts))
-	ctrl.SetLogger(logger)
-	klog.SetLogger(logger) // client-go and the addon-framework log through klog
+	logging.Setup(zapOpts)
 	ctx := ctrl.SetupSignalHandler()
 	cfg, err := ctrl.GetConfig()
 	if err == nil {

@@ -29,7 +29,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
-	proxyv1alpha1 "open-cluster-management.io/cluster-proxy/pkg/apis/proxy/v1alpha1"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -336,15 +335,7 @@ func installClusterProxy(ctx context.Context, t *testing.T, namespace string) {
 	t.Helper()
 	c := env.Client
 	framework.CreateNamespace(ctx, t, c, namespace)
-	config := &proxyv1alpha1.ManagedProxyConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: "cluster-proxy"},
-		Spec: proxyv1alpha1.ManagedProxyConfigurationSpec{
-			Authentication: proxyv1alpha1.ManagedProxyConfigurationAuthentication{
-				Signer: proxyv1alpha1.ManagedProxyConfigurationCertificateSigner{Type: proxyv1alpha1.SelfSigned}},
-			ProxyServer: proxyv1alpha1.ManagedProxyConfigurationProxyServer{Image: "proxy-server", Namespace: namespace},
-			ProxyAgent:  proxyv1alpha1.ManagedProxyConfigurationProxyAgent{Image: "proxy-agent"},
-		},
-	}
+	config := utiltesting.MakeProxyConfiguration(namespace)
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: proxyCertificate},
 		Data: map[string][]byte{"tls.crt": []byte("CA"), "tls.key": []byte("key")}}
 	for _, obj := range []client.Object{config, secret} {

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	proxyv1alpha1 "open-cluster-management.io/cluster-proxy/pkg/apis/proxy/v1alpha1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 )
 
@@ -156,3 +157,18 @@ func MakeClusterProfile(namespace, name, manager string) *ClusterProfileWrapper 
 
 // Obj returns the built object.
 func (w *ClusterProfileWrapper) Obj() *cpv1alpha1.ClusterProfile { return &w.ClusterProfile }
+
+// MakeProxyConfiguration is cluster-proxy's ManagedProxyConfiguration
+// "cluster-proxy" with its proxy servers in namespace, as the addon installs it.
+func MakeProxyConfiguration(namespace string) *proxyv1alpha1.ManagedProxyConfiguration {
+	return &proxyv1alpha1.ManagedProxyConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "cluster-proxy"},
+		Spec: proxyv1alpha1.ManagedProxyConfigurationSpec{
+			Authentication: proxyv1alpha1.ManagedProxyConfigurationAuthentication{
+				Signer: proxyv1alpha1.ManagedProxyConfigurationCertificateSigner{Type: proxyv1alpha1.SelfSigned},
+			},
+			ProxyServer: proxyv1alpha1.ManagedProxyConfigurationProxyServer{Image: "proxy-server", Namespace: namespace},
+			ProxyAgent:  proxyv1alpha1.ManagedProxyConfigurationProxyAgent{Image: "proxy-agent"},
+		},
+	}
+}

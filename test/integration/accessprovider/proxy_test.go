@@ -9,10 +9,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	proxyv1alpha1 "open-cluster-management.io/cluster-proxy/pkg/apis/proxy/v1alpha1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
+	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 )
 
@@ -104,15 +104,7 @@ func TestMissingConfigurationAndSecretAreReportedThenRepaired(t *testing.T) {
 	if err := env.Client.Get(ctx, types.NamespacedName{Name: proxyNamespace}, &corev1.Namespace{}); err != nil {
 		framework.CreateNamespace(ctx, t, env.Client, proxyNamespace)
 	}
-	config := &proxyv1alpha1.ManagedProxyConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: accessprovider.ProxyConfigurationName},
-		Spec: proxyv1alpha1.ManagedProxyConfigurationSpec{
-			Authentication: proxyv1alpha1.ManagedProxyConfigurationAuthentication{
-				Signer: proxyv1alpha1.ManagedProxyConfigurationCertificateSigner{Type: proxyv1alpha1.SelfSigned}},
-			ProxyServer: proxyv1alpha1.ManagedProxyConfigurationProxyServer{Image: "proxy-server", Namespace: proxyNamespace},
-			ProxyAgent:  proxyv1alpha1.ManagedProxyConfigurationProxyAgent{Image: "proxy-agent"},
-		},
-	}
+	config := utiltesting.MakeProxyConfiguration(proxyNamespace)
 	NewWithT(t).Expect(env.Client.Create(ctx, config)).To(Succeed())
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, config) })
 	expectCondition(metav1.ConditionFalse, "UserServerCertificateMissing")

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	proxyv1alpha1 "open-cluster-management.io/cluster-proxy/pkg/apis/proxy/v1alpha1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
@@ -42,16 +41,7 @@ func installClusterProxy(ctx context.Context, t *testing.T, ca string) {
 	if err := c.Get(ctx, types.NamespacedName{Name: proxyNamespace}, &corev1.Namespace{}); err != nil {
 		framework.CreateNamespace(ctx, t, c, proxyNamespace)
 	}
-	config := &proxyv1alpha1.ManagedProxyConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: accessprovider.ProxyConfigurationName},
-		Spec: proxyv1alpha1.ManagedProxyConfigurationSpec{
-			Authentication: proxyv1alpha1.ManagedProxyConfigurationAuthentication{
-				Signer: proxyv1alpha1.ManagedProxyConfigurationCertificateSigner{Type: proxyv1alpha1.SelfSigned},
-			},
-			ProxyServer: proxyv1alpha1.ManagedProxyConfigurationProxyServer{Image: "proxy-server", Namespace: proxyNamespace},
-			ProxyAgent:  proxyv1alpha1.ManagedProxyConfigurationProxyAgent{Image: "proxy-agent"},
-		},
-	}
+	config := utiltesting.MakeProxyConfiguration(proxyNamespace)
 	if err := c.Create(ctx, config); err != nil {
 		t.Fatalf("creating ManagedProxyConfiguration: %v", err)
 	}

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
-	proxyv1alpha1 "open-cluster-management.io/cluster-proxy/pkg/apis/proxy/v1alpha1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -48,10 +47,10 @@ func TestAccessProvidersKeepOtherEntriesOnAtomicStatusLists(t *testing.T) {
 	g.Eventually(names, framework.Timeout, framework.Interval).Should(ConsistOf("open-cluster-management", "open-cluster-management-direct"))
 
 	// A third writer adds an entry, writing the whole list as old writers do.
-	patched := profile.DeepCopy()
-	patched.Status.AccessProviders = append(patched.Status.AccessProviders,
-		cpv1alpha1.AccessProvider{Name: "example-provider", Cluster: clientcmdv1.Cluster{Server: "https://example.invalid"}})
-	g.Expect(c.Status().Patch(ctx, patched, client.MergeFromWithOptions(profile, client.MergeFromWithOptimisticLock{}))).To(Succeed())
+	writeAsOldWriter(ctx, t, key, func(p *cpv1alpha1.ClusterProfile) {
+		p.Status.AccessProviders = append(p.Status.AccessProviders,
+			cpv1alpha1.AccessProvider{Name: "example-provider", Cluster: clientcmdv1.Cluster{Server: "https://example.invalid"}})
+	})
 
 	// Every writer writes again.
 	rotateProxyCA(ctx, t, "CA-2")
@@ -92,15 +91,7 @@ func installProxy(ctx context.Context, t *testing.T, ca string) {
 	t.Helper()
 	c := env.Client
 	framework.CreateNamespace(ctx, t, c, proxyNamespace)
-	config := &proxyv1alpha1.ManagedProxyConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: "cluster-proxy"},
-		Spec: proxyv1alpha1.ManagedProxyConfigurationSpec{
-			Authentication: proxyv1alpha1.ManagedProxyConfigurationAuthentication{
-				Signer: proxyv1alpha1.ManagedProxyConfigurationCertificateSigner{Type: proxyv1alpha1.SelfSigned}},
-			ProxyServer: proxyv1alpha1.ManagedProxyConfigurationProxyServer{Image: "proxy-server", Namespace: proxyNamespace},
-			ProxyAgent:  proxyv1alpha1.ManagedProxyConfigurationProxyAgent{Image: "proxy-agent"},
-		},
-	}
+	config := utiltesting.MakeProxyConfiguration(proxyNamespace)
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cluster-proxy-user-serving-cert", Namespace: proxyNamespace},
 		Data: map[string][]byte{"tls.crt": []byte(ca)}}
 	for _, obj := range []client.Object{config, secret} {

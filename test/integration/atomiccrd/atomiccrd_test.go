@@ -5,6 +5,7 @@
 package atomiccrd_test
 
 import (
+	"context"
 	"os"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
+	"k8s.io/client-go/util/retry"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -57,12 +59,12 @@ func TestKeepsOtherWritersEntriesOnAtomicStatusLists(t *testing.T) {
 
 	// Another writer adds its own entries the way older writers do: a merge
 	// patch of whole lists, under optimistic lock.
-	patched := profile.DeepCopy()
-	patched.Status.Conditions = append(patched.Status.Conditions, metav1.Condition{
-		Type: "ThirdPartyReady", Status: metav1.ConditionTrue, Reason: "Checked", LastTransitionTime: utiltesting.ConditionTime})
-	patched.Status.Properties = append(patched.Status.Properties, cpv1alpha1.Property{Name: "cost-center", Value: "42"})
-	patched.Status.AccessProviders = []cpv1alpha1.AccessProvider{{Name: "example", Cluster: clientcmdv1.Cluster{Server: "https://example.invalid"}}}
-	g.Expect(c.Status().Patch(ctx, patched, client.MergeFromWithOptions(profile, client.MergeFromWithOptimisticLock{}))).To(Succeed())
+	writeAsOldWriter(ctx, t, key, func(p *cpv1alpha1.ClusterProfile) {
+		p.Status.Conditions = append(p.Status.Conditions, metav1.Condition{
+			Type: "ThirdPartyReady", Status: metav1.ConditionTrue, Reason: "Checked", LastTransitionTime: utiltesting.ConditionTime})
+		p.Status.Properties = append(p.Status.Properties, cpv1alpha1.Property{Name: "cost-center", Value: "42"})
+		p.Status.AccessProviders = []cpv1alpha1.AccessProvider{{Name: "example", Cluster: clientcmdv1.Cluster{Server: "https://example.invalid"}}}
+	})
 
 	// The mirror replaces a property, drops one, flips a condition.
 	framework.UpdateClusterStatus(ctx, t, c, "atomic-c1", func(mc *clusterv1.ManagedCluster) {
@@ -86,6 +88,25 @@ func TestKeepsOtherWritersEntriesOnAtomicStatusLists(t *testing.T) {
 	restarted := framework.NewRequestCounter("clusterprofiles", "atomic-ns")
 	framework.StartManager(t, env, framework.ManagerOptions{Counter: restarted})
 	g.Consistently(restarted.Writes, 2*time.Second, 100*time.Millisecond).Should(BeZero())
+}
+
+// writeAsOldWriter changes a profile's status the way writers before
+// Server-Side Apply do: a merge patch of whole lists under optimistic lock,
+// retried on conflict with the other writers.
+func writeAsOldWriter(ctx context.Context, t *testing.T, key types.NamespacedName, mutate func(*cpv1alpha1.ClusterProfile)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		current := &cpv1alpha1.ClusterProfile{}
+		if err := env.Client.Get(ctx, key, current); err != nil {
+			return err
+		}
+		patched := current.DeepCopy()
+		mutate(patched)
+		return env.Client.Status().Patch(ctx, patched, client.MergeFromWithOptions(current, client.MergeFromWithOptimisticLock{}))
+	})
+	if err != nil {
+		t.Fatalf("writing %s as an old writer: %v", key, err)
+	}
 }
 
 func propertiesOf(p *cpv1alpha1.ClusterProfile) map[string]string {
