@@ -175,8 +175,7 @@ func (a *Agent) roundTimeout() time.Duration { return max(a.opts.Period, minRoun
 // managed API server does not answer nothing is reported, so the hub sees the
 // report age (the addon lease stops) instead of a guess.
 func (a *Agent) observeAndReport(ctx context.Context) error {
-	now := a.clock.Now()
-	obs, err := a.observe(ctx, now)
+	obs, now, err := a.observe(ctx)
 	if err != nil {
 		return err
 	}
@@ -193,22 +192,26 @@ type observation struct {
 	claims     map[string]string
 }
 
-func (a *Agent) observe(ctx context.Context, now time.Time) (observation, error) {
+// observe reads the managed cluster and judges it. The judgment's time is
+// taken once everything is read, so a transition is never stamped earlier
+// than the state it reports, and a Lease's age is measured from its read.
+func (a *Agent) observe(ctx context.Context) (observation, time.Time, error) {
 	readyz, err := probeReadyz(ctx, a.managed.Discovery().RESTClient())
 	if err != nil {
-		return observation{}, err
+		return observation{}, time.Time{}, err
 	}
 	leases, err := a.controlPlaneLeases(ctx)
 	if err != nil {
-		return observation{}, err
+		return observation{}, time.Time{}, err
 	}
 	nodes, err := a.listNodes(ctx)
 	if err != nil {
-		return observation{}, err
+		return observation{}, time.Time{}, err
 	}
+	now := a.clock.Now()
 	controlPlane := ControlPlaneCondition(readyz, leases, now, a.opts.LeaseStaleAfter)
 	allNodes, summary := NodesReport(nodes, a.opts.UnhealthyNodeTolerance)
-	return observation{conditions: []metav1.Condition{controlPlane, allNodes}, claims: Claims(summary)}, nil
+	return observation{conditions: []metav1.Condition{controlPlane, allNodes}, claims: Claims(summary)}, now, nil
 }
 
 // nodePageSize bounds what one list page holds: node statuses carry image
