@@ -37,7 +37,10 @@ func Withdraw(ctx context.Context, reader client.Reader, profiles cpclient.Clust
 		}
 		for i := range list.Items {
 			p := &list.Items[i]
-			if !writtenBy(p, source.FieldManager()) {
+			// An apply (list-map CRDs) or a merge (atomic ones, recorded as an
+			// update) of the status by this source; entries of the same name
+			// written by anybody else are not ours to remove.
+			if !clusterprofile.WrittenBy(p, source.FieldManager(), "status") {
 				continue
 			}
 			written, err := r.withdrawFrom(ctx, reader, p, listMaps)
@@ -73,16 +76,4 @@ func (r *Reconciler) withdrawFrom(ctx context.Context, reader client.Reader, p *
 		return err
 	})
 	return written, err
-}
-
-// writtenBy tells whether the field manager ever wrote the profile's status:
-// an apply (list-map CRDs) or a merge (atomic ones, recorded as an update).
-// Entries of the same name written by anybody else are not ours to remove.
-func writtenBy(p *cpv1alpha1.ClusterProfile, fieldManager string) bool {
-	for _, entry := range p.ManagedFields {
-		if entry.Manager == fieldManager && entry.Subresource == "status" {
-			return true
-		}
-	}
-	return false
 }

@@ -55,17 +55,17 @@ func StatusUpToDate(current *cpv1alpha1.ClusterProfile, s StatusApply, own Owner
 	if own.Version != (s.Version != "") || (s.Version != "" && st.Version.Kubernetes != s.Version) {
 		return false
 	}
-	return ConditionsPresent(st.Conditions, s.Conditions) &&
+	return conditionsPresent(st.Conditions, s.Conditions) &&
 		own.Conditions.Equal(conditionTypes(s.Conditions)) &&
-		PropertiesPresent(st.Properties, s.Properties) &&
+		propertiesPresent(st.Properties, s.Properties) &&
 		own.Properties.Equal(propertyNames(s.Properties)) &&
-		AccessProvidersPresent(st.AccessProviders, s.AccessProviders) &&
+		accessProvidersPresent(st.AccessProviders, s.AccessProviders) &&
 		own.AccessProviders.Equal(accessProviderNames(s.AccessProviders))
 }
 
-// ConditionsPresent tells whether every wanted condition is in current with
+// conditionsPresent tells whether every wanted condition is in current with
 // the same content.
-func ConditionsPresent(current, want []metav1.Condition) bool {
+func conditionsPresent(current, want []metav1.Condition) bool {
 	for i := range want {
 		got := findCondition(current, want[i].Type)
 		if got == nil || !conditionEqual(*got, want[i]) {
@@ -91,8 +91,8 @@ func conditionEqual(a, b metav1.Condition) bool {
 		a.LastTransitionTime.Unix() == b.LastTransitionTime.Unix()
 }
 
-// PropertiesPresent tells whether every wanted property is in current with the same value.
-func PropertiesPresent(current, want []cpv1alpha1.Property) bool {
+// propertiesPresent tells whether every wanted property is in current with the same value.
+func propertiesPresent(current, want []cpv1alpha1.Property) bool {
 	byName := make(map[string]cpv1alpha1.Property, len(current))
 	for _, p := range current {
 		byName[p.Name] = p
@@ -106,9 +106,9 @@ func PropertiesPresent(current, want []cpv1alpha1.Property) bool {
 	return true
 }
 
-// AccessProvidersPresent tells whether every wanted access provider is in
+// accessProvidersPresent tells whether every wanted access provider is in
 // current with the same cluster connection details.
-func AccessProvidersPresent(current, want []cpv1alpha1.AccessProvider) bool {
+func accessProvidersPresent(current, want []cpv1alpha1.AccessProvider) bool {
 	for _, w := range want {
 		found := false
 		for _, c := range current {

@@ -3,6 +3,7 @@ package clusterprofile
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -60,6 +61,18 @@ func OwnershipOf(obj metav1.Object, manager string) (Ownership, error) {
 		}
 	}
 	return own, nil
+}
+
+// WrittenBy tells whether manager has a managedFields entry on obj, for any
+// subresource or, when given, for one of subresources ("" is the main
+// resource). It finds what a writer left behind, to clean up only its own.
+func WrittenBy(obj metav1.Object, manager string, subresources ...string) bool {
+	for _, entry := range obj.GetManagedFields() {
+		if entry.Manager == manager && (len(subresources) == 0 || slices.Contains(subresources, entry.Subresource)) {
+			return true
+		}
+	}
+	return false
 }
 
 func fieldElement(name string) fieldpath.PathElement {

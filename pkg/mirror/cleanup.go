@@ -27,7 +27,7 @@ func Cleanup(ctx context.Context, reader client.Reader, writer client.Writer, ma
 	var errs []error
 	for i := range list.Items {
 		p := &list.Items[i]
-		if !managedBy(p, managerName) || !writtenBy(p, FieldManager) {
+		if !managedBy(p, managerName) || !clusterprofile.WrittenBy(p, FieldManager) {
 			continue
 		}
 		err := writer.Delete(ctx, p, client.Preconditions{UID: &p.UID})
@@ -40,13 +40,4 @@ func Cleanup(ctx context.Context, reader client.Reader, writer client.Writer, ma
 		}
 	}
 	return deleted, errors.Join(errs...)
-}
-
-func writtenBy(p *cpv1alpha1.ClusterProfile, fieldManager string) bool {
-	for _, entry := range p.ManagedFields {
-		if entry.Manager == fieldManager {
-			return true
-		}
-	}
-	return false
 }

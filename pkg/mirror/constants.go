@@ -25,11 +25,9 @@ const (
 
 // Event reasons.
 const (
-	ReasonClaimsSkipped  = "ClusterClaimsSkipped"
-	ReasonNameClash      = "ClusterProfileNameClash"
-	ReasonProfileCreated = "ClusterProfileCreated"
-	ReasonProfileDeleted = "ClusterProfileDeleted"
-	ReasonWriteFailed    = "ClusterProfileWriteFailed"
+	ReasonClaimsSkipped = "ClusterClaimsSkipped"
+	ReasonNameClash     = "ClusterProfileNameClash"
+	ReasonWriteFailed   = "ClusterProfileWriteFailed"
 )
 
 // Event actions (the events.k8s.io "action" field).
