@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/util/retry"
@@ -37,10 +38,7 @@ func Withdraw(ctx context.Context, reader client.Reader, profiles cpclient.Clust
 		}
 		for i := range list.Items {
 			p := &list.Items[i]
-			// An apply (list-map CRDs) or a merge (atomic ones, recorded as an
-			// update) of the status by this source; entries of the same name
-			// written by anybody else are not ours to remove.
-			if !clusterprofile.WrittenBy(p, source.FieldManager(), "status") {
+			if !carries(p, source, listMaps) {
 				continue
 			}
 			written, err := r.withdrawFrom(ctx, reader, p, listMaps)
@@ -76,4 +74,26 @@ func (r *Reconciler) withdrawFrom(ctx context.Context, reader client.Reader, p *
 		return err
 	})
 	return written, err
+}
+
+// carries tells whether the profile holds something of the source's. On
+// list-map CRDs managedFields says so: the source applied its status. On
+// atomic ones it cannot: whoever wrote a list last owns all of it, so the
+// source's merge entry vanishes as soon as another writer merges; there the
+// entry's name (and the source's condition types) is all there is to go by.
+func carries(p *cpv1alpha1.ClusterProfile, source Source, listMaps bool) bool {
+	if listMaps {
+		return clusterprofile.WrittenBy(p, source.FieldManager(), "status")
+	}
+	for _, ap := range p.Status.AccessProviders {
+		if ap.Name == source.EntryName() {
+			return true
+		}
+	}
+	for _, c := range p.Status.Conditions {
+		if slices.Contains(source.ConditionTypes(), c.Type) {
+			return true
+		}
+	}
+	return false
 }
