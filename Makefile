@@ -14,7 +14,8 @@ export KUBEBUILDER_ASSETS := $(ENVTEST_DIR)
 CHART_DIR := charts/clusterprofile-manager
 CLUSTERPROFILE_CRD := multicluster.x-k8s.io_clusterprofiles.yaml
 
-STATICCHECK_VERSION ?= 2025.1.1
+# The module version of staticcheck 2025.1.1 (the proxy serves module versions, not release tags).
+STATICCHECK_VERSION ?= v0.6.1
 STATICCHECK := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
 
 .PHONY: all build envtest test unit integration chart-test manifests chart-crd lint vet fmt bench demo clean image
