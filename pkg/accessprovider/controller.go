@@ -11,7 +11,6 @@ import (
 
 	"k8s.io/klog/v2"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
-	cpclient "sigs.k8s.io/cluster-inventory-api/client/clientset/versioned/typed/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -36,15 +35,15 @@ type Reconciler struct {
 	writer      *clusterprofile.Writer
 }
 
-// NewReconciler builds the controller of one source, reading through c and
-// writing through profiles.
-func NewReconciler(c client.Client, profiles cpclient.ClusterProfilesGetter, source Source, managerName string) *Reconciler {
+// NewReconciler builds the controller of one source, reading (the cache)
+// and writing through c.
+func NewReconciler(c client.Client, source Source, managerName string) *Reconciler {
 	return &Reconciler{
 		client:      c,
 		members:     membership.Reader{Client: c},
 		source:      source,
 		managerName: managerName,
-		writer:      clusterprofile.NewWriter(source.Writer(), c, profiles),
+		writer:      clusterprofile.NewWriter(source.Writer(), c),
 	}
 }
 

@@ -8,12 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
-	cpclient "sigs.k8s.io/cluster-inventory-api/client/clientset/versioned/typed/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-
-	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/filteredcache"
 )
@@ -35,10 +32,6 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if opts.DirectEntryName == "" {
 		opts.DirectEntryName = DefaultDirectEntryName
 	}
-	profiles, err := clusterprofile.NewProfilesClient(mgr.GetConfig(), mgr.GetHTTPClient())
-	if err != nil {
-		return err
-	}
 	direct := &Direct{Reader: mgr.GetClient(), Name: opts.DirectEntryName}
 	proxy := &Proxy{Reader: mgr.GetClient(), Endpoint: opts.Endpoint, Now: time.Now}
 	if opts.Proxy {
@@ -57,12 +50,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		enabled bool
 	}{{proxy, opts.Proxy}, {direct, opts.Direct}} {
 		if !s.enabled {
-			if err := mgr.Add(withdrawal(mgr, profiles, s.source)); err != nil {
+			if err := mgr.Add(withdrawal(mgr, s.source)); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := NewReconciler(mgr.GetClient(), profiles, s.source, opts.ManagerName).SetupWithManager(mgr, opts.Workers); err != nil {
+		if err := NewReconciler(mgr.GetClient(), s.source, opts.ManagerName).SetupWithManager(mgr, opts.Workers); err != nil {
 			return fmt.Errorf("setting up %s: %w", s.source.Writer().FieldManager, err)
 		}
 	}
@@ -70,11 +63,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 }
 
 // withdrawal removes a disabled source's entries once, as the leader.
-func withdrawal(mgr ctrl.Manager, profiles cpclient.ClusterProfilesGetter, source Source) manager.RunnableFunc {
+func withdrawal(mgr ctrl.Manager, source Source) manager.RunnableFunc {
 	return func(ctx context.Context) error {
 		identity := source.Writer()
 		log := ctrl.Log.WithName("access-provider-withdrawal").WithValues("entry", identity.AccessProviders[0])
-		withdrawn, err := Withdraw(ctx, mgr.GetAPIReader(), profiles, identity)
+		withdrawn, err := Withdraw(ctx, mgr.GetAPIReader(), mgr.GetClient(), identity)
 		if apierrors.IsForbidden(err) {
 			log.Info("Not allowed to withdraw the entries of a disabled access provider; grant patch on clusterprofiles/status",
 				"error", err.Error())

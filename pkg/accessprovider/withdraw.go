@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
-	cpclient "sigs.k8s.io/cluster-inventory-api/client/clientset/versioned/typed/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
@@ -20,9 +19,10 @@ const withdrawPage = 500
 // Withdraw removes a writer's entry (and condition) from every profile that
 // carries it, and nothing else: it runs when the source's gate is off, so
 // consumers do not keep using a way in that nobody maintains any more.
-// reader must return managedFields (an API reader, not the cache).
-func Withdraw(ctx context.Context, reader client.Reader, profiles cpclient.ClusterProfilesGetter, identity profilewrite.Writer) (int, error) {
-	writer := clusterprofile.NewWriter(identity, reader, profiles)
+// reader must return managedFields (an API reader, not the cache); c is the
+// manager's client.
+func Withdraw(ctx context.Context, reader client.Reader, c client.Client, identity profilewrite.Writer) (int, error) {
+	writer := clusterprofile.NewWriter(identity, c)
 	listMaps, err := writer.ListMaps(ctx)
 	if err != nil {
 		return 0, err

@@ -3,16 +3,12 @@ package clusterprofile
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/utils/ptr"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
-	cpclient "sigs.k8s.io/cluster-inventory-api/client/clientset/versioned/typed/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
@@ -26,38 +22,22 @@ import (
 // it (RecentWrites), so the writer neither re-sends it nor re-runs on its
 // echo. A withdrawal is the same write with an empty desire.
 //
-// Writes go through cluster-inventory-api's typed client, so request bodies
-// are plain JSON and responses decode straight into ClusterProfiles.
-// Applies always force ownership: a controller is the authority for the
-// fields it applies, and a conflict would otherwise leave the profile stale
-// forever.
+// Applies are raw Server-Side Apply bodies (profilewrite's payloads carry
+// only the fields the writer owns) through controller-runtime's client, and
+// always force ownership: a controller is the authority for the fields it
+// applies, and a conflict would otherwise leave the profile stale forever.
 type Writer struct {
 	identity profilewrite.Writer
-	profiles cpclient.ClusterProfilesGetter
+	client   client.Client
 	schema   *SchemaReader
 	recent   *RecentWrites
 }
 
-// NewWriter builds the writer identity writes as, reading the CRD through
-// reader (normally the cache) and writing through profiles.
-func NewWriter(identity profilewrite.Writer, reader client.Reader, profiles cpclient.ClusterProfilesGetter) *Writer {
-	return &Writer{identity: identity, profiles: profiles, schema: &SchemaReader{Reader: reader}, recent: NewRecentWrites()}
-}
-
-// NewProfilesClient builds the typed ClusterProfile client, on a manager's
-// connection when httpClient is given.
-func NewProfilesClient(cfg *rest.Config, httpClient *http.Client) (cpclient.ClusterProfilesGetter, error) {
-	if httpClient == nil {
-		var err error
-		if httpClient, err = rest.HTTPClientFor(cfg); err != nil {
-			return nil, fmt.Errorf("creating an HTTP client: %w", err)
-		}
-	}
-	c, err := cpclient.NewForConfigAndClient(cfg, httpClient)
-	if err != nil {
-		return nil, fmt.Errorf("creating the ClusterProfile client: %w", err)
-	}
-	return c, nil
+// NewWriter builds the writer identity writes as, through c: a manager's
+// client, whose reads (of the CRD) come from the cache and whose writes go
+// to the API server.
+func NewWriter(identity profilewrite.Writer, c client.Client) *Writer {
+	return &Writer{identity: identity, client: c, schema: &SchemaReader{Reader: c}, recent: NewRecentWrites()}
 }
 
 // Identity is who the writer writes as.
@@ -104,7 +84,7 @@ func (w *Writer) Execute(ctx context.Context, write *profilewrite.Write) (*cpv1a
 
 // Delete deletes p, if it is still the object read.
 func (w *Writer) Delete(ctx context.Context, p *cpv1alpha1.ClusterProfile) error {
-	err := w.profiles.ClusterProfiles(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}})
+	err := w.client.Delete(ctx, p.DeepCopy(), client.Preconditions{UID: &p.UID})
 	metrics.ProfileWrite(w.identity.FieldManager, metrics.OpDelete, client.IgnoreNotFound(err))
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting ClusterProfile %s/%s: %w", p.Namespace, p.Name, err)
@@ -137,37 +117,31 @@ func (w *Writer) Withdraw(ctx context.Context, reader client.Reader, p *cpv1alph
 	return written, err
 }
 
-func (w *Writer) applyOptions() metav1.PatchOptions {
-	return metav1.PatchOptions{FieldManager: w.identity.FieldManager, Force: ptr.To(true)}
-}
-
 func (w *Writer) applyMeta(ctx context.Context, m profilewrite.MetaApply, op string) (*cpv1alpha1.ClusterProfile, error) {
 	body, err := m.Body()
 	if err != nil {
 		return nil, err
 	}
-	p, err := w.profiles.ClusterProfiles(m.Namespace).Patch(ctx, m.Name, types.ApplyPatchType, body, w.applyOptions())
+	p := &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: m.Name}}
+	err = w.client.Patch(ctx, p, client.RawPatch(types.ApplyPatchType, body), client.FieldOwner(w.identity.FieldManager), client.ForceOwnership)
 	return w.wrote(p, op, err, "applying metadata of ClusterProfile "+m.NamespacedName.String())
 }
 
 func (w *Writer) writeStatus(ctx context.Context, current *cpv1alpha1.ClusterProfile, s profilewrite.StatusWrite) (*cpv1alpha1.ClusterProfile, error) {
+	owner := client.FieldOwner(w.identity.FieldManager)
 	if s.Merged == nil {
 		body, err := s.Apply.Body()
 		if err != nil {
 			return nil, err
 		}
-		p, err := w.profiles.ClusterProfiles(s.Apply.Namespace).Patch(ctx, s.Apply.Name, types.ApplyPatchType, body, w.applyOptions(), "status")
+		p := &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Namespace: s.Apply.Namespace, Name: s.Apply.Name}}
+		err = w.client.Status().Patch(ctx, p, client.RawPatch(types.ApplyPatchType, body), owner, client.ForceOwnership)
 		return w.wrote(p, metrics.OpStatus, err, "applying status of ClusterProfile "+s.Apply.NamespacedName.String())
 	}
 	patched := current.DeepCopy()
 	patched.Status = *s.Merged
-	patch, err := client.MergeFromWithOptions(current, client.MergeFromWithOptimisticLock{}).Data(patched)
-	if err != nil {
-		return nil, err
-	}
-	p, err := w.profiles.ClusterProfiles(current.Namespace).Patch(ctx, current.Name, types.MergePatchType, patch,
-		metav1.PatchOptions{FieldManager: w.identity.FieldManager}, "status")
-	return w.wrote(p, metrics.OpStatus, err, fmt.Sprintf("merging status of ClusterProfile %s/%s", current.Namespace, current.Name))
+	err := w.client.Status().Patch(ctx, patched, client.MergeFromWithOptions(current, client.MergeFromWithOptimisticLock{}), owner)
+	return w.wrote(patched, metrics.OpStatus, err, fmt.Sprintf("merging status of ClusterProfile %s/%s", current.Namespace, current.Name))
 }
 
 // wrote counts a write and remembers its response.

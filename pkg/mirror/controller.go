@@ -20,7 +20,6 @@ import (
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	operatorv1 "open-cluster-management.io/api/operator/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
-	cpclient "sigs.k8s.io/cluster-inventory-api/client/clientset/versioned/typed/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -66,10 +65,10 @@ type Reconciler struct {
 
 // NewReconciler builds a mirror that reads through c (normally the cache)
 // and writes profiles through profiles.
-func NewReconciler(c client.Client, profiles cpclient.ClusterProfilesGetter, recorder events.EventRecorder, opts Options) *Reconciler {
+func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options) *Reconciler {
 	return &Reconciler{
 		client:      c,
-		writer:      clusterprofile.NewWriter(Writer, c, profiles),
+		writer:      clusterprofile.NewWriter(Writer, c),
 		recorder:    recorder,
 		managerName: opts.ManagerName,
 		guard:       opts.Guard,
@@ -80,11 +79,7 @@ func NewReconciler(c client.Client, profiles cpclient.ClusterProfilesGetter, rec
 
 // Setup registers the mirror's indexes and controller with the manager.
 func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
-	profiles, err := clusterprofile.NewProfilesClient(mgr.GetConfig(), mgr.GetHTTPClient())
-	if err != nil {
-		return err
-	}
-	r := NewReconciler(mgr.GetClient(), profiles, mgr.GetEventRecorder(ControllerName), opts)
+	r := NewReconciler(mgr.GetClient(), mgr.GetEventRecorder(ControllerName), opts)
 	return r.SetupWithManager(mgr, opts.Workers)
 }
 

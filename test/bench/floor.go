@@ -11,6 +11,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 )
 
 const (
@@ -37,12 +38,12 @@ func (b *bench) measureFloor(ctx context.Context) error {
 	}
 	cfg := rest.CopyConfig(b.env.Config)
 	cfg.QPS, cfg.Burst = b.cfg.clientQPS(), b.cfg.burst
-	profiles, err := clusterprofile.NewProfilesClient(cfg, nil)
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		return err
 	}
 	// The project's own writer, writing as nobody the manager knows.
-	writer := clusterprofile.NewWriter(profilewrite.Writer{FieldManager: floorFieldManager}, nil, profiles)
+	writer := clusterprofile.NewWriter(profilewrite.Writer{FieldManager: floorFieldManager}, c)
 	n, m := len(b.world.clusters), len(namespaces)
 	b.progress.logf("floor: %d profiles × 2 Server-Side Applies, %d workers", n*m, floorWorkers)
 
