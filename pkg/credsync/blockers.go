@@ -2,6 +2,7 @@ package credsync
 
 import (
 	"context"
+	"sort"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -164,4 +165,18 @@ func metaOf(obj any) (*metav1.PartialObjectMetadata, bool) {
 	}
 	m, ok := obj.(*metav1.PartialObjectMetadata)
 	return m, ok
+}
+
+// blockedNames lists the blocked names as namespace/name.
+func (b *blockers) blockedNames() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for ns, byName := range b.blocked {
+		for name := range byName {
+			out = append(out, ns+"/"+name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
