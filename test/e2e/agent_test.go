@@ -15,6 +15,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agent"
@@ -147,17 +148,16 @@ func agentIdentity(t *testing.T) *rest.Config {
 	return cfg
 }
 
+// runAgent runs the agent on its manager, as the binary does, until the test ends.
 func runAgent(ctx context.Context, t *testing.T, hubConfig *rest.Config) {
 	t.Helper()
+	mgr, err := ctrl.NewManager(managed.Config, agent.ManagerOptions("0"))
+	must(t, err)
+	must(t, agent.Setup(mgr, agent.Options{ClusterName: agentCluster, AddonNamespace: agentapi.DefaultInstallNamespace,
+		Period: 200 * time.Millisecond, LeaseStaleAfter: time.Minute, MinWriteInterval: time.Millisecond}, hubConfig))
 	agentCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() {
-		done <- agent.Run(agentCtx, agent.Config{
-			Options: agent.Options{ClusterName: agentCluster, AddonNamespace: agentapi.DefaultInstallNamespace,
-				Period: 200 * time.Millisecond, LeaseStaleAfter: time.Minute, MinWriteInterval: time.Millisecond},
-			Managed: managed.Config, Hub: hubConfig,
-		})
-	}()
+	go func() { done <- mgr.Start(agentCtx) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
