@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -191,12 +192,8 @@ func setAddonAvailable(ctx context.Context, t *testing.T, status metav1.Conditio
 	framework.UpdateStatus(ctx, t, hub.Client, &addonapiv1beta1.ManagedClusterAddOn{
 		ObjectMeta: metav1.ObjectMeta{Namespace: agentCluster, Name: agentapi.AddonName}},
 		func(a *addonapiv1beta1.ManagedClusterAddOn) {
-			for i := range a.Status.Conditions {
-				if a.Status.Conditions[i].Type == "Available" {
-					a.Status.Conditions = append(a.Status.Conditions[:i], a.Status.Conditions[i+1:]...)
-					break
-				}
-			}
+			// Replaced, not set: the condition transitions now whatever its status was.
+			meta.RemoveStatusCondition(&a.Status.Conditions, "Available")
 			a.Status.Conditions = append(a.Status.Conditions, metav1.Condition{Type: "Available", Status: status,
 				Reason: "ManagedClusterAddOnLeaseUpdated", LastTransitionTime: metav1.Now()})
 		})
