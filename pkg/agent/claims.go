@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned/typed/cluster/v1alpha1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
-	"sigs.k8s.io/controller-runtime/pkg/log"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 )
@@ -118,7 +118,7 @@ func isAgentClaim(claim *clusterv1alpha1.ClusterClaim) bool {
 // applyClaims carries out a plan, going on past a failed claim so that one
 // bad claim does not hold back the others.
 func applyClaims(ctx context.Context, claims clusterclient.ClusterClaimInterface, plan ClaimsPlan) error {
-	logger := log.FromContext(ctx)
+	logger := ctrl.LoggerFrom(ctx)
 	var errs []error
 	for i := range plan.Create {
 		claim := &plan.Create[i]

@@ -329,7 +329,7 @@ func TestStopsWhenTheContextEnds(t *testing.T) {
 	cleanUpClaims(t)
 	stop := startAgent(t, agentRun{cluster: cluster})
 	expectCondition(t, ctx, cluster, agentapi.ConditionAllNodesHealthy, metav1.ConditionTrue, agentapi.ReasonAgentNodesHealthy, "0/0 nodes Ready")
-	stop() // fails the test unless agent.Run returns nil promptly
+	stop() // fails the test unless the agent's manager returns nil promptly
 }
 
 // nextSecond waits for the wall clock to enter a new second and returns
