@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
@@ -161,7 +162,7 @@ func (f *fixture) serviceAccountToken(t testing.TB, name string) (string, time.T
 	if _, err := f.admin.CoreV1().ServiceAccounts(f.namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating service account %s: %v", name, err)
 	}
-	request := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptrTo(int64(3600))}}
+	request := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}
 	got, err := f.admin.CoreV1().ServiceAccounts(f.namespace).CreateToken(ctx, name, request, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("requesting a token for %s: %v", name, err)
@@ -488,5 +489,3 @@ func without(environment map[string]string, key string) map[string]string {
 	delete(environment, key)
 	return environment
 }
-
-func ptrTo[T any](v T) *T { return &v }
