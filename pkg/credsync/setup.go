@@ -52,6 +52,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
+	observeTokenExpiry(copies)
 	r := &Reconciler{
 		client: mgr.GetClient(), tokens: tokens, copies: copies, apiReader: mgr.GetAPIReader(),
 		recorder: mgr.GetEventRecorder(ControllerName), managerName: opts.ManagerName, reports: reportonce.New(),
