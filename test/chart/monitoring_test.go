@@ -113,6 +113,7 @@ func convert[T any](t testing.TB, u *unstructured.Unstructured) *T {
 	t.Helper()
 	if u == nil {
 		t.Fatal("object not rendered")
+		return nil
 	}
 	out := new(T)
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, out); err != nil {
@@ -216,7 +217,6 @@ type peer struct {
 	// pod and namespace labels; nil pod labels means not a pod (the node:
 	// kubelet probes).
 	podLabels, namespaceLabels map[string]string
-	ip                         string
 }
 
 // admits decides, as NetworkPolicy semantics say, whether the policy lets
@@ -248,12 +248,11 @@ func admits(t testing.TB, np *networkingv1.NetworkPolicy, podLabels map[string]s
 			if from.podLabels == nil {
 				continue // the node is no pod: only a rule without from admits it
 			}
-			nsOK, podOK := f.NamespaceSelector == nil, f.PodSelector == nil
+			// Without a namespaceSelector a peer is in the policy's namespace.
+			nsOK, podOK := from.namespaceLabels["kubernetes.io/metadata.name"] == np.Namespace, f.PodSelector == nil
 			if f.NamespaceSelector != nil {
 				s, _ := metav1.LabelSelectorAsSelector(f.NamespaceSelector)
 				nsOK = s.Matches(labels.Set(from.namespaceLabels))
-			} else {
-				nsOK = from.namespaceLabels["kubernetes.io/metadata.name"] == np.Namespace
 			}
 			if f.PodSelector != nil {
 				s, _ := metav1.LabelSelectorAsSelector(f.PodSelector)
@@ -383,6 +382,7 @@ func alertRules(t testing.TB, values map[string]any) []map[string]any {
 	u := find(render(t, defaultRelease, values), "PrometheusRule", "clusterprofile-manager")
 	if u == nil {
 		t.Fatal("no PrometheusRule rendered")
+		return nil
 	}
 	groups, _, _ := unstructured.NestedSlice(u.Object, "spec", "groups")
 	var rules []map[string]any

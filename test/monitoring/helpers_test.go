@@ -83,6 +83,7 @@ func ruleFile(t testing.TB, rel chartrender.Release, values map[string]any) []by
 	u := findKind(render(t, rel, values), "PrometheusRule")
 	if u == nil {
 		t.Fatal("the chart rendered no PrometheusRule")
+		return nil
 	}
 	groups, _, err := unstructured.NestedSlice(u.Object, "spec", "groups")
 	if err != nil {
