@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
@@ -463,5 +464,38 @@ func TestAlertsFollowTheValues(t *testing.T) {
 	}
 	if !strings.HasSuffix(byName["ClusterProfileSyncedTokenExpiring"]["expr"].(string), "< 7200") {
 		t.Errorf("token threshold ignored: %s", byName["ClusterProfileSyncedTokenExpiring"]["expr"])
+	}
+}
+
+// TestOperationsObjectsPassServerValidation sends the objects the
+// operations values add (the PDB, NetworkPolicy, dashboard ConfigMap, the
+// readers' binding, and the Deployment with a certificate Secret and spread
+// constraints) to the API server as dry-run creates. The ServiceMonitor and
+// PrometheusRule are Prometheus Operator kinds the test control plane does
+// not serve; promtool and a real Prometheus check the rules (test/monitoring).
+func TestOperationsObjectsPassServerValidation(t *testing.T) {
+	ctx := framework.ContextFor(t)
+	rel := chartrender.Release{Name: "ops", Namespace: "chart-ops-dryrun"}
+	framework.CreateNamespace(ctx, t, env.Client, rel.Namespace)
+	framework.CreateNamespace(ctx, t, env.Client, "chart-ops-grafana")
+	values := map[string]any{
+		"replicas":                  2,
+		"metrics":                   map[string]any{"certSecretName": "metrics-tls", "readers": []any{map[string]any{"kind": "ServiceAccount", "name": "prometheus-k8s", "namespace": "monitoring"}}},
+		"networkPolicy":             map[string]any{"enabled": true, "metricsFrom": []any{map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": "monitoring"}}}}},
+		"topologySpreadConstraints": []any{map[string]any{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway"}},
+		"monitoring": map[string]any{
+			"dashboards":     map[string]any{"enabled": true, "namespace": "chart-ops-grafana"},
+			"serviceMonitor": map[string]any{"enabled": true},
+			"prometheusRule": map[string]any{"enabled": true},
+		},
+	}
+	for _, u := range render(t, rel, values) {
+		switch u.GetKind() {
+		case "CustomResourceDefinition", "ServiceMonitor", "PrometheusRule":
+			continue
+		}
+		if err := env.Client.Create(ctx, u.DeepCopy(), client.DryRunAll); err != nil {
+			t.Errorf("the API server rejects %s: %v", objectKey(u), err)
+		}
 	}
 }
