@@ -14,8 +14,8 @@ export KUBEBUILDER_ASSETS := $(ENVTEST_DIR)
 CHART_DIR := charts/clusterprofile-manager
 CLUSTERPROFILE_CRD := multicluster.x-k8s.io_clusterprofiles.yaml
 
-# A module version: the proxy serves staticcheck by those (v0.7.0), not by release names (2025.1.1).
-STATICCHECK_VERSION ?= v0.7.0
+# The module version of staticcheck 2025.1.1 (the proxy serves module versions, not release tags).
+STATICCHECK_VERSION ?= v0.6.1
 STATICCHECK := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
 
 .PHONY: all build envtest test unit integration chart-test manifests dashboard prometheus chart-crd lint vet fmt bench demo clean image

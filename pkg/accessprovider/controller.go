@@ -20,15 +20,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
 )
 
-// Reconciler keeps one source's entry on every ClusterProfile of the cluster
-// manager that names its cluster, and off every other profile.
+// Reconciler keeps one source's entry on every ClusterProfile the hub
+// publishes (membership.Reader.ServesProfile: a profile of the cluster
+// manager, named after a cluster its namespace serves), and off every other
+// profile, whatever its labels say.
 //
 // Queue key: ClusterProfile namespace/name.
 type Reconciler struct {
 	client      client.Client
+	members     membership.Reader
 	source      Source
 	managerName string
 	applier     clusterprofile.Applier
@@ -41,6 +45,7 @@ type Reconciler struct {
 func NewReconciler(c client.Client, profiles cpclient.ClusterProfilesGetter, source Source, managerName string) *Reconciler {
 	return &Reconciler{
 		client:      c,
+		members:     membership.Reader{Client: c},
 		source:      source,
 		managerName: managerName,
 		applier:     clusterprofile.Applier{Profiles: profiles, FieldManager: source.FieldManager()},
@@ -57,7 +62,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 			return reconcile.Request{NamespacedName: client.ObjectKeyFromObject(p)}
 		})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1)})
-	return r.source.Watch(b, &profileMapper{client: mgr.GetClient(), managerName: r.managerName}).Complete(r)
+	b = membership.ProfileMapper{Client: mgr.GetClient()}.Watch(b)
+	return r.source.Watch(b, &profileMapper{client: mgr.GetClient()}).Complete(r)
 }
 
 // Reconcile writes the source's entry on one profile, or removes it.
@@ -66,9 +72,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil || profile == nil {
 		return ctrl.Result{}, err
 	}
+	served, err := r.members.ServesProfile(ctx, profile, r.managerName)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	var want Desired
-	if cluster := clusterprofile.ClusterOf(profile, r.managerName); cluster != "" {
-		if want, err = r.source.Desired(ctx, profile, cluster); err != nil {
+	if served {
+		if want, err = r.source.Desired(ctx, profile, profile.Name); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

@@ -13,21 +13,20 @@ import (
 )
 
 // profileMapper maps the sources' events to the profiles they can change.
-// Only profiles of the cluster manager are mapped: an entry on any other
-// profile is removed when that profile's own event is reconciled.
+// Reconciling a profile the hub does not publish only removes the source's
+// entry if it is there, so mapping to every profile is safe.
 type profileMapper struct {
-	client      client.Reader
-	managerName string
+	client client.Reader
 }
 
-// all maps to every profile of the cluster manager.
+// all maps to every profile.
 func (m *profileMapper) all(ctx context.Context, _ client.Object) []reconcile.Request {
-	return m.list(ctx, client.MatchingLabels{clusterprofile.LabelClusterManager: m.managerName})
+	return m.list(ctx)
 }
 
-// ofCluster maps a ManagedCluster to its profiles.
+// ofCluster maps a ManagedCluster to the profiles named after it.
 func (m *profileMapper) ofCluster(ctx context.Context, obj client.Object) []reconcile.Request {
-	return m.list(ctx, client.MatchingFields{clusterprofile.IndexByCluster: obj.GetName()})
+	return m.list(ctx, client.MatchingFields{clusterprofile.IndexByName: obj.GetName()})
 }
 
 func (m *profileMapper) list(ctx context.Context, opts ...client.ListOption) []reconcile.Request {

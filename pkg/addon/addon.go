@@ -70,6 +70,9 @@ func (o Options) values(*clusterv1.ManagedCluster, *addonapiv1beta1.ManagedClust
 		"Period":                 o.Period.String(),
 		"LeaseStaleAfter":        o.LeaseStaleAfter.String(),
 		"UnhealthyNodeTolerance": fmt.Sprint(o.UnhealthyNodeTolerance),
+		// The agent's RBAC names its own claims and lease.
+		"ClaimNames": agentapi.Claims,
+		"LeaseName":  agentapi.AddonName,
 	}, nil
 }
 
@@ -81,8 +84,29 @@ func registration(kubeClient kubernetes.Interface) *agent.RegistrationOption {
 	return &agent.RegistrationOption{
 		Configurations:   agent.KubeClientSignerConfigurations(agentapi.AddonName, agentapi.AgentName),
 		CSRApproveCheck:  utils.DefaultCSRApprover(agentapi.AgentName),
-		PermissionConfig: utils.NewRBACPermissionConfigBuilder(kubeClient).BindKubeClientRole(HubRole()).Build(),
+		PermissionConfig: bindHubRole(kubeClient),
 	}
+}
+
+// bindHubRole binds HubRole, in the cluster's namespace, to that cluster's
+// agent user only. addon-framework's BindKubeClientRole would bind the
+// subjects listed in the addon's status.registrations instead: those include
+// the group every cluster's agent shares (so one cluster's agent could report
+// for all of them), and the agent itself may patch that status (so it could
+// name anyone). The user here is derived from the cluster's name, which only
+// the hub's admins control; it is the one the CSR approver checks.
+func bindHubRole(kubeClient kubernetes.Interface) agent.PermissionConfigFunc {
+	return func(ctx context.Context, cluster *clusterv1.ManagedCluster, addon *addonapiv1beta1.ManagedClusterAddOn) error {
+		// A fresh Role each time: the builder sets its namespace in place.
+		bind := utils.NewRBACPermissionConfigBuilder(kubeClient).BindRoleToUser(HubRole(), AgentUser(cluster.Name)).Build()
+		return bind(ctx, cluster, addon)
+	}
+}
+
+// AgentUser is the hub user of a cluster's agent: the subject of the client
+// certificate its CSR asks for, and the only subject HubRole is bound to.
+func AgentUser(cluster string) string {
+	return agent.DefaultUser(cluster, agentapi.AddonName, agentapi.AgentName)
 }
 
 // HubRole is what the agent's hub identity may do in its cluster namespace:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -106,9 +107,12 @@ func PlanClaims(want map[string]string, existing []clusterv1alpha1.ClusterClaim)
 	return plan
 }
 
+// isAgentClaim tells whether the agent wrote claim: one of its names, with
+// its label. A labelled claim of another name is somebody else's (and the
+// agent's RBAC could not touch it anyway).
 func isAgentClaim(claim *clusterv1alpha1.ClusterClaim) bool {
 	_, ok := claim.Labels[agentapi.ClaimLabel]
-	return ok
+	return ok && slices.Contains(agentapi.Claims, claim.Name)
 }
 
 // applyClaims carries out a plan, going on past a failed claim so that one

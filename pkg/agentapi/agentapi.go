@@ -53,6 +53,13 @@ var (
 	ClaimGPUAllocatable    = "gpu-allocatable" + ClaimSuffix
 )
 
+// Claims lists every claim the agent may write, and so the only names its
+// managed-cluster RBAC lets it update or delete.
+var Claims = []string{
+	ClaimNodes, ClaimNodesReady, ClaimCPUCapacity, ClaimCPUAllocatable, ClaimMemoryCapacity,
+	ClaimMemoryAllocatable, ClaimPodsAllocatable, ClaimGPUCapacity, ClaimGPUAllocatable,
+}
+
 // ClaimLabel marks the ClusterClaims the agent owns, so it can find and
 // remove its own stale claims and never touches anybody else's.
 const ClaimLabel = "clusterprofile.open-cluster-management.io/agent"

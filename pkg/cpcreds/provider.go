@@ -60,7 +60,7 @@ func (p *Provider) getToken(ctx context.Context, in clientauthenticationv1.ExecC
 	if err != nil {
 		return clientauthenticationv1.ExecCredentialStatus{}, err
 	}
-	if err := checkSource(secret, cluster, p.ManagedServiceAccount); err != nil {
+	if err := CheckCopy(secret, cluster, p.ManagedServiceAccount); err != nil {
 		return clientauthenticationv1.ExecCredentialStatus{}, err
 	}
 	return statusFromSecret(secret)
@@ -117,20 +117,6 @@ func (p *Provider) readSecret(ctx context.Context, ns namespace, name, cluster s
 	default:
 		return nil, fmt.Errorf("reading secret %s/%s: %w", ns.name, name, err)
 	}
-}
-
-// checkSource refuses a Secret the syncer wrote for another cluster and
-// ManagedServiceAccount whose names happen to join into the same Secret name,
-// so a consumer never gets another cluster's token. Secrets without the
-// annotations (written by older syncers) are taken as they are.
-func checkSource(secret *corev1.Secret, cluster, msa string) error {
-	gotCluster, hasCluster := secret.Annotations[AnnotationSourceCluster]
-	gotMSA, hasMSA := secret.Annotations[AnnotationSourceManagedServiceAccount]
-	if (!hasCluster || gotCluster == cluster) && (!hasMSA || gotMSA == msa) {
-		return nil
-	}
-	return fmt.Errorf("secret %s/%s holds the token of cluster %q and ManagedServiceAccount %q, not of cluster %q and %q: the two names collide; rename one of the ManagedServiceAccounts",
-		secret.Namespace, secret.Name, gotCluster, gotMSA, cluster, msa)
 }
 
 func statusFromSecret(secret *corev1.Secret) (clientauthenticationv1.ExecCredentialStatus, error) {

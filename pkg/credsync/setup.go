@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -22,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/filteredcache"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
@@ -39,9 +41,27 @@ func syncedCopies() labels.Selector {
 	return labels.NewSelector().Add(*req)
 }
 
+// IndexCopyOf indexes the copies cache by "<namespace>/<cluster>", the
+// syncer's queue key, so a reconcile reads only its own copies.
+const IndexCopyOf = "copyOf"
+
+func copyKey(namespace, cluster string) string { return namespace + "/" + cluster }
+
+// IndexCopy is the IndexCopyOf function.
+func IndexCopy(obj client.Object) []string {
+	secret, ok := obj.(*corev1.Secret)
+	if !ok {
+		return nil
+	}
+	if cluster, _, ok := SourceOf(secret); ok {
+		return []string{copyKey(secret.Namespace, cluster)}
+	}
+	return nil
+}
+
 // Setup registers the syncer. Each of its two Secret caches holds only its
 // own slice of the hub's Secrets.
-func Setup(mgr ctrl.Manager, opts Options) error {
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	tokens, err := filteredcache.New(mgr, &corev1.Secret{}, cache.ByObject{
 		Label: labels.SelectorFromSet(labels.Set{LabelIsManagedServiceAccount: "true"}),
 	})
@@ -52,20 +72,37 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
+	if err := copies.IndexField(ctx, &corev1.Secret{}, IndexCopyOf, IndexCopy); err != nil {
+		return fmt.Errorf("indexing synced Secrets: %w", err)
+	}
+	metadataClient, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return err
+	}
+	blocked := newBlockers(metadataClient)
+	if err := mgr.Add(blocked); err != nil {
+		return err
+	}
 	observeTokenExpiry(copies)
 	r := &Reconciler{
-		client: mgr.GetClient(), tokens: tokens, copies: copies, apiReader: mgr.GetAPIReader(),
-		recorder: mgr.GetEventRecorder(ControllerName), managerName: opts.ManagerName, reports: reportonce.New(),
+		client: mgr.GetClient(), members: membership.Reader{Client: mgr.GetClient()},
+		tokens: tokens, copies: copies, apiReader: mgr.GetAPIReader(),
+		recorder: mgr.GetEventRecorder(ControllerName), managerName: opts.ManagerName,
+		reports: reportonce.New(), blockers: blocked,
 	}
 	m := &keyMapper{client: mgr.GetClient()}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		Watches(&cpv1alpha1.ClusterProfile{}, handler.EnqueueRequestsFromMapFunc(m.ofProfile)).
 		Watches(&authv1beta1.ManagedServiceAccount{}, handler.EnqueueRequestsFromMapFunc(m.ofClusterNamespace)).
 		WatchesRawSource(source.Kind[client.Object](tokens, &corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(m.ofClusterNamespace))).
 		WatchesRawSource(source.Kind[client.Object](copies, &corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(m.ofCopy))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1)}).
-		Complete(r)
+		// A freed name comes as namespace/cluster, the queue key itself.
+		WatchesRawSource(source.Channel(blocked.events, &handler.EnqueueRequestForObject{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1)})
+	// Profile keys (namespace/name) are syncer keys: a profile is named
+	// after its cluster.
+	return membership.ProfileMapper{Client: mgr.GetClient()}.Watch(b).Complete(r)
 }
 
 // keyMapper maps events to (namespace, cluster) keys.
@@ -76,19 +113,16 @@ type keyMapper struct {
 // ofProfile maps a profile to its own key, whoever's it is: a profile that
 // stops being one the syncer serves must lose its copies.
 func (m *keyMapper) ofProfile(_ context.Context, obj client.Object) []reconcile.Request {
-	cluster := obj.GetLabels()[clusterprofile.LabelClusterName]
-	if cluster == "" {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: cluster}}}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}}}
 }
 
 // ofClusterNamespace maps a ManagedServiceAccount or a token Secret, which
-// live in their cluster's namespace, to every profile of that cluster.
+// live in their cluster's namespace, to every profile named after that
+// cluster.
 func (m *keyMapper) ofClusterNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
 	cluster := obj.GetNamespace()
 	profiles := &cpv1alpha1.ClusterProfileList{}
-	if err := m.client.List(ctx, profiles, client.MatchingFields{clusterprofile.IndexByCluster: cluster}); err != nil {
+	if err := m.client.List(ctx, profiles, client.MatchingFields{clusterprofile.IndexByName: cluster}, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing ClusterProfiles", "cluster", cluster)
 		return nil
 	}

@@ -31,6 +31,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
@@ -103,19 +104,38 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	if err := clusterprofile.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return nil, fmt.Errorf("setting up ClusterProfile indexes: %w", err)
 	}
+	if readsMembership(opts.FeatureGates) {
+		// An index starts its informer, which needs the membership RBAC
+		// that only these capabilities' roles grant.
+		if err := membership.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+			return nil, fmt.Errorf("setting up membership indexes: %w", err)
+		}
+	}
 	if err := setupMirror(ctx, mgr, opts); err != nil {
 		return nil, err
 	}
 	if err := setupAccessProviders(ctx, mgr, opts); err != nil {
 		return nil, err
 	}
-	if err := setupCredSync(mgr, opts); err != nil {
+	if err := setupCredSync(ctx, mgr, opts); err != nil {
 		return nil, err
 	}
 	if err := setupAgent(mgr, opts); err != nil {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// readsMembership tells whether an enabled capability acts in namespaces on
+// clusters' behalf, and so decides membership (pkg/membership).
+func readsMembership(gates featuregate.FeatureGate) bool {
+	for _, f := range []featuregate.Feature{features.ClusterProfile, features.ClusterProfileAccessProvider,
+		features.ClusterProfileDirectAccess, features.ClusterProfileCredSyncer} {
+		if gates.Enabled(f) {
+			return true
+		}
+	}
+	return false
 }
 
 // cacheOptions keep the informer caches small: managedFields are dropped
@@ -183,7 +203,7 @@ func setupAccessProviders(ctx context.Context, mgr ctrl.Manager, opts Options) e
 // setupCredSync runs the credential syncer or, with its gate off and
 // CleanupDisabled, deletes the copies it made (which needs the right to list
 // every Secret: opt-in, like the mirror's cleanup).
-func setupCredSync(mgr ctrl.Manager, opts Options) error {
+func setupCredSync(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if !opts.FeatureGates.Enabled(features.ClusterProfileCredSyncer) {
 		if opts.CleanupDisabled {
 			return mgr.Add(credsync.Withdrawal(mgr))
@@ -196,7 +216,7 @@ func setupCredSync(mgr ctrl.Manager, opts Options) error {
 			"No tokens are synced until it is and the manager restarts", "error", err.Error())
 		return nil
 	}
-	return credsync.Setup(mgr, credsync.Options{ManagerName: opts.ClusterManagerName, Workers: opts.MirrorWorkers})
+	return credsync.Setup(ctx, mgr, credsync.Options{ManagerName: opts.ClusterManagerName, Workers: opts.MirrorWorkers})
 }
 
 // setupAgent registers the cluster-profile-agent addon; the mirror folds its

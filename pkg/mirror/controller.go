@@ -12,7 +12,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -33,6 +32,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 )
@@ -85,9 +85,6 @@ func NewReconciler(c client.Client, profiles cpclient.ClusterProfilesGetter, rec
 
 // Setup registers the mirror's indexes and controller with the manager.
 func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
-	if err := SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
-		return fmt.Errorf("setting up mirror indexes: %w", err)
-	}
 	profiles, err := clusterprofile.NewProfilesClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return err
@@ -105,7 +102,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&clusterv1beta2.ManagedClusterSetBinding{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfBinding)).
 		WatchesMetadata(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfNamespace),
-			builder.WithPredicates(namespaceLifecycleChanged())).
+			builder.WithPredicates(membership.NamespaceLifecycleChanged())).
 		// A profile is keyed by its name, which is its cluster's.
 		Watches(&cpv1alpha1.ClusterProfile{}, clusterprofile.ProfileEvents(r.recent, func(p *cpv1alpha1.ClusterProfile) reconcile.Request {
 			return reconcile.Request{NamespacedName: types.NamespacedName{Name: p.Name}}
@@ -129,7 +126,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if passive, err := r.guard.Passive(ctx); err != nil || passive {
 		return ctrl.Result{}, err
 	}
-	cluster, err := r.getCluster(ctx, req.Name)
+	cluster, err := membership.Reader{Client: r.client}.Cluster(ctx, req.Name)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -158,25 +155,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return clusterprofile.ResultFor(ctx, errors.Join(planErr, r.execute(ctx, cluster, steps)))
 }
 
-// getCluster returns nil when the cluster does not exist.
-func (r *Reconciler) getCluster(ctx context.Context, name string) (*clusterv1.ManagedCluster, error) {
-	cluster := &clusterv1.ManagedCluster{}
-	err := r.client.Get(ctx, types.NamespacedName{Name: name}, cluster)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading ManagedCluster %s: %w", name, err)
-	}
-	return cluster, nil
-}
-
 // profilesNamed returns every profile named name (ours and others'), with our
 // own writes that the cache has not caught up with yet.
 func (r *Reconciler) profilesNamed(ctx context.Context, name string) ([]*cpv1alpha1.ClusterProfile, error) {
 	recent := r.recent.Snapshot(name) // before the cache read; see Snapshot
 	list := &cpv1alpha1.ClusterProfileList{}
-	if err := r.client.List(ctx, list, client.MatchingFields{ProfileNameKey: name}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.client.List(ctx, list, client.MatchingFields{clusterprofile.IndexByName: name}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing ClusterProfiles of %s: %w", name, err)
 	}
 	cached := make([]*cpv1alpha1.ClusterProfile, 0, len(list.Items))
@@ -187,46 +171,22 @@ func (r *Reconciler) profilesNamed(ctx context.Context, name string) ([]*cpv1alp
 }
 
 // readWorld reads the sets, the bindings of the sets that contain the
-// cluster, and the namespaces of those bindings and of existing profiles.
+// cluster, the namespaces of those bindings and of existing profiles, and the
+// agent's report.
 func (r *Reconciler) readWorld(ctx context.Context, cluster *clusterv1.ManagedCluster, existing []*cpv1alpha1.ClusterProfile) (World, error) {
-	world := World{Namespaces: map[string]NamespaceState{}}
-	if cluster != nil && cluster.DeletionTimestamp.IsZero() {
-		setList := &clusterv1beta2.ManagedClusterSetList{}
-		if err := r.client.List(ctx, setList, client.UnsafeDisableDeepCopy); err != nil {
-			return world, fmt.Errorf("listing ManagedClusterSets: %w", err)
-		}
-		world.Sets = setList.Items
-		for _, setName := range MemberSets(cluster, world.Sets) {
-			bindings := &clusterv1beta2.ManagedClusterSetBindingList{}
-			if err := r.client.List(ctx, bindings, client.MatchingFields{BindingClusterSetKey: setName}, client.UnsafeDisableDeepCopy); err != nil {
-				return world, fmt.Errorf("listing bindings of ManagedClusterSet %s: %w", setName, err)
-			}
-			world.Bindings = append(world.Bindings, bindings.Items...)
-		}
-	}
-	namespaces := make([]string, 0, len(world.Bindings)+len(existing))
-	for _, b := range world.Bindings {
-		namespaces = append(namespaces, b.Namespace)
-	}
+	namespaces := make([]string, 0, len(existing))
 	for _, p := range existing {
 		namespaces = append(namespaces, p.Namespace)
 	}
-	for _, ns := range namespaces {
-		if _, known := world.Namespaces[ns]; known {
-			continue
-		}
-		state, err := r.namespaceState(ctx, ns)
-		if err != nil {
-			return world, err
-		}
-		world.Namespaces[ns] = state
+	placement, err := membership.Reader{Client: r.client}.ClusterWorld(ctx, cluster, namespaces)
+	if err != nil {
+		return World{}, err
 	}
+	world := World{World: placement}
 	if r.agents && cluster != nil {
-		report, err := r.agentReport(ctx, cluster.Name)
-		if err != nil {
+		if world.Agent, err = r.agentReport(ctx, cluster.Name); err != nil {
 			return world, err
 		}
-		world.Agent = report
 	}
 	return world, nil
 }
@@ -248,21 +208,6 @@ func (r *Reconciler) agentReport(ctx context.Context, cluster string) (*AgentRep
 		ControlPlane: meta.FindStatusCondition(conditions, agentapi.ConditionControlPlaneHealthy),
 		Nodes:        meta.FindStatusCondition(conditions, agentapi.ConditionAllNodesHealthy),
 	}, nil
-}
-
-func (r *Reconciler) namespaceState(ctx context.Context, name string) (NamespaceState, error) {
-	ns := &metav1.PartialObjectMetadata{}
-	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
-	err := r.client.Get(ctx, types.NamespacedName{Name: name}, ns)
-	switch {
-	case apierrors.IsNotFound(err):
-		return NamespaceMissing, nil
-	case err != nil:
-		return NamespaceMissing, fmt.Errorf("reading Namespace %s: %w", name, err)
-	case !ns.DeletionTimestamp.IsZero():
-		return NamespaceTerminating, nil
-	}
-	return NamespaceActive, nil
 }
 
 // execute carries out the steps; one failing profile does not stop the rest.

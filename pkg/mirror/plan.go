@@ -10,6 +10,7 @@ import (
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 )
 
 // step is the work for one profile. A step with nothing set is never planned:
@@ -35,7 +36,7 @@ type planInput struct {
 	desired     Desired
 	// existing are the profiles named after the cluster, in any namespace.
 	existing   []*cpv1alpha1.ClusterProfile
-	namespaces map[string]NamespaceState
+	namespaces map[string]membership.NamespaceState
 	// listMaps is false when the installed CRD's status lists are atomic.
 	listMaps bool
 }
@@ -66,7 +67,7 @@ func plan(in planInput) ([]step, error) {
 	for _, ns := range sortedKeys(existing) {
 		p := existing[ns]
 		if _, wanted := in.desired.Profiles[ns]; wanted || !managedBy(p, in.managerName) ||
-			in.namespaces[ns] == NamespaceTerminating || !p.DeletionTimestamp.IsZero() {
+			in.namespaces[ns] == membership.NamespaceTerminating || !p.DeletionTimestamp.IsZero() {
 			continue
 		}
 		steps = append(steps, step{key: types.NamespacedName{Namespace: ns, Name: p.Name}, current: p, delete: true})

@@ -12,6 +12,7 @@ import (
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
 
@@ -117,7 +118,7 @@ func TestPlan(t *testing.T) {
 		desired    map[string]string
 		status     Status
 		existing   []*cpv1alpha1.ClusterProfile
-		namespaces map[string]NamespaceState
+		namespaces map[string]membership.NamespaceState
 		want       map[string]string
 	}{
 		"creates with one apply each for metadata and status": {
@@ -166,7 +167,7 @@ func TestPlan(t *testing.T) {
 				utiltesting.MakeClusterProfile("foreign", "c1", "fleet").Obj(),
 				deleting,
 			},
-			namespaces: map[string]NamespaceState{"gone": NamespaceActive, "terminating": NamespaceTerminating, "foreign": NamespaceActive},
+			namespaces: map[string]membership.NamespaceState{"gone": membership.NamespaceActive, "terminating": membership.NamespaceTerminating, "foreign": membership.NamespaceActive},
 			want:       map[string]string{"gone": "delete"},
 		},
 		"a wanted profile that is being deleted waits for its deletion": {

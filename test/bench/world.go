@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
@@ -58,11 +59,11 @@ func newWorld(clusters, namespaces int) *world {
 		w.clusters = append(w.clusters, c)
 		// The mirror's own decision function says what it will write, so the
 		// floor writes and the observer expects exactly that.
-		w.status[c.Name] = mirror.DesiredProfiles(c, mirror.World{
+		w.status[c.Name] = mirror.DesiredProfiles(c, mirror.World{World: membership.World{
 			Sets:       []clusterv1beta2.ManagedClusterSet{*w.set},
 			Bindings:   []clusterv1beta2.ManagedClusterSetBinding{*boundBinding(w.namespaces[0])},
-			Namespaces: map[string]mirror.NamespaceState{w.namespaces[0]: mirror.NamespaceActive},
-		}).Status
+			Namespaces: map[string]membership.NamespaceState{w.namespaces[0]: membership.NamespaceActive},
+		}}).Status
 	}
 	return w
 }

@@ -85,6 +85,10 @@ func expectedObjects(v variant) []string {
 	role := func(suffix string) {
 		want = append(want, "ClusterRole clusterprofile-manager-"+suffix, "ClusterRoleBinding clusterprofile-manager-"+suffix)
 	}
+	policy := func(suffix string) {
+		want = append(want, "ValidatingAdmissionPolicy clusterprofile-manager-"+suffix,
+			"ValidatingAdmissionPolicyBinding clusterprofile-manager-"+suffix)
+	}
 	if v.mirror {
 		role("mirror")
 	}
@@ -104,10 +108,13 @@ func expectedObjects(v variant) []string {
 		role("agent")
 		want = append(want, "ClusterManagementAddOn cluster-profile-agent",
 			"ManagedClusterSetBinding "+ns+"/global", "Placement "+ns+"/cluster-profile-agent-global")
+		policy("rbac-writes")
 	}
 	if v.credSyncer || v.cleanup {
-		want = append(want, "ValidatingAdmissionPolicy clusterprofile-manager-secret-writes",
-			"ValidatingAdmissionPolicyBinding clusterprofile-manager-secret-writes")
+		policy("secret-writes")
+	}
+	if v.credSyncer {
+		policy("token-copies")
 	}
 	sort.Strings(want)
 	return want

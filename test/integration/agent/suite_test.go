@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -328,7 +329,7 @@ func claimsOnManaged(g Gomega, ctx context.Context) map[string]clusterv1alpha1.C
 func agentClaimValues(g Gomega, ctx context.Context) map[string]string {
 	out := map[string]string{}
 	for name, c := range claimsOnManaged(g, ctx) {
-		if _, ok := c.Labels[agentapi.ClaimLabel]; ok {
+		if _, ok := c.Labels[agentapi.ClaimLabel]; ok && slices.Contains(agentapi.Claims, name) {
 			out[name] = c.Spec.Value
 		}
 	}
