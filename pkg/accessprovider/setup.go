@@ -63,7 +63,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			continue
 		}
 		if err := NewReconciler(mgr.GetClient(), profiles, s.source, opts.ManagerName).SetupWithManager(mgr, opts.Workers); err != nil {
-			return fmt.Errorf("setting up %s: %w", s.source.FieldManager(), err)
+			return fmt.Errorf("setting up %s: %w", s.source.Writer().FieldManager, err)
 		}
 	}
 	return nil
@@ -72,8 +72,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 // withdrawal removes a disabled source's entries once, as the leader.
 func withdrawal(mgr ctrl.Manager, profiles cpclient.ClusterProfilesGetter, source Source) manager.RunnableFunc {
 	return func(ctx context.Context) error {
-		log := ctrl.Log.WithName("access-provider-withdrawal").WithValues("entry", source.EntryName())
-		withdrawn, err := Withdraw(ctx, mgr.GetAPIReader(), profiles, source)
+		identity := source.Writer()
+		log := ctrl.Log.WithName("access-provider-withdrawal").WithValues("entry", identity.AccessProviders[0])
+		withdrawn, err := Withdraw(ctx, mgr.GetAPIReader(), profiles, identity)
 		if apierrors.IsForbidden(err) {
 			log.Info("Not allowed to withdraw the entries of a disabled access provider; grant patch on clusterprofiles/status",
 				"error", err.Error())

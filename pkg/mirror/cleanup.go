@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
 )
 
@@ -27,7 +28,7 @@ func Cleanup(ctx context.Context, reader client.Reader, writer client.Writer, ma
 	var errs []error
 	for i := range list.Items {
 		p := &list.Items[i]
-		if !managedBy(p, managerName) || !clusterprofile.WrittenBy(p, FieldManager) {
+		if !managedBy(p, managerName) || !profilewrite.WrittenBy(p, FieldManager) {
 			continue
 		}
 		err := writer.Delete(ctx, p, client.Preconditions{UID: &p.UID})

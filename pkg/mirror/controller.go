@@ -33,7 +33,6 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
-	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 )
 
@@ -57,12 +56,10 @@ type Options struct {
 // clusters whose profiles they can change.
 type Reconciler struct {
 	client      client.Client
-	applier     clusterprofile.Applier
+	writer      *clusterprofile.Writer
 	recorder    events.EventRecorder
 	managerName string
 	guard       *coexistence.Guard
-	schema      *clusterprofile.SchemaReader
-	recent      *clusterprofile.RecentWrites
 	reports     *reportonce.Memory
 	agents      bool
 }
@@ -72,12 +69,10 @@ type Reconciler struct {
 func NewReconciler(c client.Client, profiles cpclient.ClusterProfilesGetter, recorder events.EventRecorder, opts Options) *Reconciler {
 	return &Reconciler{
 		client:      c,
-		applier:     clusterprofile.Applier{Profiles: profiles, FieldManager: FieldManager},
+		writer:      clusterprofile.NewWriter(Writer, c, profiles),
 		recorder:    recorder,
 		managerName: opts.ManagerName,
 		guard:       opts.Guard,
-		schema:      &clusterprofile.SchemaReader{Reader: c},
-		recent:      clusterprofile.NewRecentWrites(),
 		reports:     reportonce.New(),
 		agents:      opts.AgentReports,
 	}
@@ -104,7 +99,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		WatchesMetadata(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfNamespace),
 			builder.WithPredicates(membership.NamespaceLifecycleChanged())).
 		// A profile is keyed by its name, which is its cluster's.
-		Watches(&cpv1alpha1.ClusterProfile{}, clusterprofile.ProfileEvents(r.recent, func(p *cpv1alpha1.ClusterProfile) reconcile.Request {
+		Watches(&cpv1alpha1.ClusterProfile{}, r.writer.Events(func(p *cpv1alpha1.ClusterProfile) reconcile.Request {
 			return reconcile.Request{NamespacedName: types.NamespacedName{Name: p.Name}}
 		})).
 		Watches(&apiextensionsv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(r.allClusters),
@@ -130,7 +125,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	existing, err := r.profilesNamed(ctx, req.Name)
+	existing, err := r.writer.Named(ctx, r.client, req.Name)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -138,7 +133,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	listMaps, err := r.schema.StatusListsAreMaps(ctx)
+	listMaps, err := r.writer.ListMaps(ctx)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -153,21 +148,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, planErr
 	}
 	return clusterprofile.ResultFor(ctx, errors.Join(planErr, r.execute(ctx, cluster, steps)))
-}
-
-// profilesNamed returns every profile named name (ours and others'), with our
-// own writes that the cache has not caught up with yet.
-func (r *Reconciler) profilesNamed(ctx context.Context, name string) ([]*cpv1alpha1.ClusterProfile, error) {
-	recent := r.recent.Snapshot(name) // before the cache read; see Snapshot
-	list := &cpv1alpha1.ClusterProfileList{}
-	if err := r.client.List(ctx, list, client.MatchingFields{clusterprofile.IndexByName: name}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("listing ClusterProfiles of %s: %w", name, err)
-	}
-	cached := make([]*cpv1alpha1.ClusterProfile, 0, len(list.Items))
-	for i := range list.Items {
-		cached = append(cached, &list.Items[i])
-	}
-	return recent.Freshest(cached), nil
 }
 
 // readWorld reads the sets, the bindings of the sets that contain the
@@ -229,58 +209,12 @@ func (r *Reconciler) executeStep(ctx context.Context, s step) error {
 		return nil // reported by reportFindings; retried when the other profile changes
 	case s.delete:
 		log.V(2).Info("Deleting ClusterProfile that is no longer wanted")
-		return r.deleteProfile(ctx, s.current)
+		return r.writer.Delete(ctx, s.current)
 	case s.current == nil:
 		log.V(2).Info("Creating ClusterProfile")
-		created, err := r.applyMeta(ctx, *s.meta, metrics.OpCreate)
-		if err != nil || s.status == nil {
-			return err
-		}
-		_, err = r.writeStatus(ctx, created, *s.status)
-		return err
+	default:
+		log.V(2).Info("Updating ClusterProfile", "status", s.write.Status != nil, "metadata", s.write.Meta != nil)
 	}
-	// Status first: on atomic-list CRDs the metadata records which properties
-	// the mirror owns, and must not claim new ones before they are written.
-	if s.status != nil {
-		log.V(2).Info("Updating ClusterProfile status")
-		if _, err := r.writeStatus(ctx, s.current, *s.status); err != nil {
-			return err
-		}
-	}
-	if s.meta != nil {
-		log.V(2).Info("Updating ClusterProfile metadata")
-		_, err := r.applyMeta(ctx, *s.meta, metrics.OpMetadata)
-		return err
-	}
-	return nil
-}
-
-func (r *Reconciler) applyMeta(ctx context.Context, m clusterprofile.MetaApply, op string) (*cpv1alpha1.ClusterProfile, error) {
-	p, err := r.applier.ApplyMeta(ctx, m)
-	metrics.ProfileWrite(FieldManager, op, err)
-	if err != nil {
-		return nil, err
-	}
-	r.recent.Wrote(p)
-	return p, nil
-}
-
-func (r *Reconciler) writeStatus(ctx context.Context, current *cpv1alpha1.ClusterProfile, w clusterprofile.StatusWrite) (*cpv1alpha1.ClusterProfile, error) {
-	p, err := r.applier.WriteStatus(ctx, current, w)
-	metrics.ProfileWrite(FieldManager, metrics.OpStatus, err)
-	if err != nil {
-		return nil, err
-	}
-	r.recent.Wrote(p)
-	return p, nil
-}
-
-func (r *Reconciler) deleteProfile(ctx context.Context, p *cpv1alpha1.ClusterProfile) error {
-	err := r.client.Delete(ctx, p, client.Preconditions{UID: &p.UID})
-	metrics.ProfileWrite(FieldManager, metrics.OpDelete, client.IgnoreNotFound(err))
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting ClusterProfile %s/%s: %w", p.Namespace, p.Name, err)
-	}
-	r.recent.Deleted(p)
-	return nil
+	_, err := r.writer.Execute(ctx, s.write)
+	return err
 }

@@ -12,6 +12,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 )
 
@@ -84,7 +85,7 @@ func desiredStatus(cluster *clusterv1.ManagedCluster, agent *AgentReport) (Statu
 		status.Conditions = append(status.Conditions, *c)
 	}
 	if agent != nil && agent.Fresh && agent.Nodes != nil {
-		status.Conditions = append(status.Conditions, fromAgent(*agent.Nodes, clusterprofile.ConditionAllNodesHealthy))
+		status.Conditions = append(status.Conditions, fromAgent(*agent.Nodes, agentapi.ConditionAllNodesHealthy))
 	}
 	if c := mirroredCondition(cluster, clusterv1.ManagedClusterConditionJoined,
 		clusterprofile.ConditionJoined, defaultJoinedReason); c != nil {
@@ -100,11 +101,11 @@ func desiredStatus(cluster *clusterv1.ManagedCluster, agent *AgentReport) (Statu
 // fallback says so in its reason, and keeps the klusterlet's in the message.
 func controlPlaneCondition(cluster *clusterv1.ManagedCluster, agent *AgentReport) *metav1.Condition {
 	if agent != nil && agent.Fresh && agent.ControlPlane != nil {
-		c := fromAgent(*agent.ControlPlane, clusterprofile.ConditionControlPlaneHealthy)
+		c := fromAgent(*agent.ControlPlane, cpv1alpha1.ClusterConditionControlPlaneHealthy)
 		return &c
 	}
 	c := mirroredCondition(cluster, clusterv1.ManagedClusterConditionAvailable,
-		clusterprofile.ConditionControlPlaneHealthy, defaultControlPlaneReason)
+		cpv1alpha1.ClusterConditionControlPlaneHealthy, defaultControlPlaneReason)
 	if c == nil || agent == nil {
 		return c
 	}
@@ -181,8 +182,8 @@ func invalidClaim(claim clusterv1.ManagedClusterClaim, seen sets.Set[string]) st
 }
 
 // profileMeta is the mirror's metadata and spec for a profile.
-func profileMeta(key types.NamespacedName, clusterSet, managerName string) clusterprofile.MetaApply {
-	return clusterprofile.MetaApply{
+func profileMeta(key types.NamespacedName, clusterSet, managerName string) profilewrite.MetaApply {
+	return profilewrite.MetaApply{
 		NamespacedName: key,
 		Labels: map[string]string{
 			clusterprofile.LabelClusterManager: managerName,

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
@@ -141,10 +142,10 @@ func createWithStatus[T client.Object](ctx context.Context, c client.Client, obj
 
 // profileWrites are the two Server-Side Applies the mirror sends to publish
 // a cluster in a namespace: metadata and spec (creating it), then status.
-func (w *world) profileWrites(namespace string, cluster string) (clusterprofile.MetaApply, clusterprofile.StatusApply) {
+func (w *world) profileWrites(namespace string, cluster string) (profilewrite.MetaApply, profilewrite.StatusApply) {
 	key := types.NamespacedName{Namespace: namespace, Name: cluster}
 	managerName := clusterprofile.DefaultManagerName
-	meta := clusterprofile.MetaApply{
+	meta := profilewrite.MetaApply{
 		NamespacedName: key,
 		Labels: map[string]string{
 			clusterprofile.LabelClusterManager: managerName,
@@ -157,7 +158,7 @@ func (w *world) profileWrites(namespace string, cluster string) (clusterprofile.
 		},
 	}
 	s := w.status[cluster]
-	status := clusterprofile.StatusApply{
+	status := profilewrite.StatusApply{
 		NamespacedName: key, Version: s.Version, Conditions: s.Conditions, Properties: s.Properties,
 	}
 	return meta, status

@@ -1,4 +1,4 @@
-package clusterprofile
+package profilewrite
 
 import (
 	"encoding/json"

@@ -1,18 +1,12 @@
-package clusterprofile
+package profilewrite
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
-	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
-	"k8s.io/utils/ptr"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
-	cpclient "sigs.k8s.io/cluster-inventory-api/client/clientset/versioned/typed/apis/v1alpha1"
 )
 
 // MetaApply is the metadata and spec one writer applies to a ClusterProfile.
@@ -130,61 +124,4 @@ func (s StatusApply) Body() ([]byte, error) {
 	}
 	body.Status = status
 	return json.Marshal(body)
-}
-
-// Applier sends one field manager's writes through cluster-inventory-api's
-// typed client, so request bodies are plain JSON and responses decode
-// straight into ClusterProfiles. Applies always force ownership: a
-// controller is the authority for the fields it applies, and a conflict
-// would otherwise leave the profile stale forever.
-type Applier struct {
-	Profiles     cpclient.ClusterProfilesGetter
-	FieldManager string
-}
-
-// NewProfilesClient builds the typed ClusterProfile client, on a manager's
-// connection when httpClient is given.
-func NewProfilesClient(cfg *rest.Config, httpClient *http.Client) (cpclient.ClusterProfilesGetter, error) {
-	if httpClient == nil {
-		var err error
-		if httpClient, err = rest.HTTPClientFor(cfg); err != nil {
-			return nil, fmt.Errorf("creating an HTTP client: %w", err)
-		}
-	}
-	c, err := cpclient.NewForConfigAndClient(cfg, httpClient)
-	if err != nil {
-		return nil, fmt.Errorf("creating the ClusterProfile client: %w", err)
-	}
-	return c, nil
-}
-
-func (a Applier) applyOptions() metav1.PatchOptions {
-	return metav1.PatchOptions{FieldManager: a.FieldManager, Force: ptr.To(true)}
-}
-
-// ApplyMeta applies metadata and spec, creating the profile when it is missing,
-// and returns the object as the API server stored it.
-func (a Applier) ApplyMeta(ctx context.Context, m MetaApply) (*cpv1alpha1.ClusterProfile, error) {
-	body, err := m.Body()
-	if err != nil {
-		return nil, err
-	}
-	p, err := a.Profiles.ClusterProfiles(m.Namespace).Patch(ctx, m.Name, types.ApplyPatchType, body, a.applyOptions())
-	if err != nil {
-		return nil, fmt.Errorf("applying metadata of ClusterProfile %s: %w", m.NamespacedName, err)
-	}
-	return p, nil
-}
-
-// ApplyStatus applies the writer's part of the status.
-func (a Applier) ApplyStatus(ctx context.Context, s StatusApply) (*cpv1alpha1.ClusterProfile, error) {
-	body, err := s.Body()
-	if err != nil {
-		return nil, err
-	}
-	p, err := a.Profiles.ClusterProfiles(s.Namespace).Patch(ctx, s.Name, types.ApplyPatchType, body, a.applyOptions(), "status")
-	if err != nil {
-		return nil, fmt.Errorf("applying status of ClusterProfile %s: %w", s.NamespacedName, err)
-	}
-	return p, nil
 }

@@ -1,10 +1,11 @@
-package clusterprofile
+package profilewrite
 
 import (
 	"encoding/json"
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
@@ -67,21 +68,12 @@ func StatusUpToDate(current *cpv1alpha1.ClusterProfile, s StatusApply, own Owner
 // the same content.
 func conditionsPresent(current, want []metav1.Condition) bool {
 	for i := range want {
-		got := findCondition(current, want[i].Type)
+		got := meta.FindStatusCondition(current, want[i].Type)
 		if got == nil || !conditionEqual(*got, want[i]) {
 			return false
 		}
 	}
 	return true
-}
-
-func findCondition(conditions []metav1.Condition, conditionType string) *metav1.Condition {
-	for i := range conditions {
-		if conditions[i].Type == conditionType {
-			return &conditions[i]
-		}
-	}
-	return nil
 }
 
 // conditionEqual compares what the API server stores: times at second precision.
