@@ -83,6 +83,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err := mgr.Add(blocked); err != nil {
 		return err
 	}
+	observeTokenExpiry(copies)
 	r := &Reconciler{
 		client: mgr.GetClient(), members: membership.Reader{Client: mgr.GetClient()},
 		tokens: tokens, copies: copies, apiReader: mgr.GetAPIReader(),

@@ -24,7 +24,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/addon"
@@ -60,6 +59,12 @@ type Options struct {
 	Agent addon.Options
 	// Controller holds controller-runtime's controller defaults.
 	Controller config.Controller
+	// InsecureMetrics serves metrics over plain HTTP with no authentication;
+	// by default they are served over HTTPS to authorized clients only.
+	InsecureMetrics bool
+	// MetricsCertDir holds tls.crt and tls.key for the metrics endpoint;
+	// without them it uses a self-signed certificate.
+	MetricsCertDir string
 }
 
 // New builds the manager with every enabled capability set up; Start runs it.
@@ -72,7 +77,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme.New(),
-		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
+		Metrics:                 metricsOptions(opts),
 		HealthProbeBindAddress:  opts.ProbeAddr,
 		PprofBindAddress:        opts.PprofAddr,
 		LeaderElection:          opts.LeaderElect,
@@ -88,6 +93,8 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
 	metrics.Register()
+	observeProfiles(mgr.GetCache(), opts.ClusterManagerName)
+	observeFeatureGates(opts.FeatureGates)
 	if err := errors.Join(mgr.AddHealthzCheck("healthz", healthz.Ping), mgr.AddReadyzCheck("readyz", healthz.Ping)); err != nil {
 		return nil, err
 	}

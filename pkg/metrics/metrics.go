@@ -82,21 +82,41 @@ func Register() {
 	})
 }
 
-// ProfileWrite counts one write request and its outcome.
+// ProfileWrite counts one write request and its outcome. The error series
+// of a writer and operation exists (at 0) from its first write on, so that
+// rate() and increase() see the first failure too.
 func ProfileWrite(writer, operation string, err error) {
 	profileWrites.WithLabelValues(writer, operation).Inc()
+	errors := writeErrors.WithLabelValues(writer, operation)
 	if err != nil {
-		writeErrors.WithLabelValues(writer, operation).Inc()
+		errors.Inc()
 	}
 }
 
-// SyncedSecretWrite counts one write of a synced token Secret.
-func SyncedSecretWrite(operation string, err error) {
-	result := "ok"
-	if err != nil {
-		result = "error"
+// Name is the full name of one of this project's metrics: the subsystem
+// prefix and name.
+func Name(name string) string { return prometheus.BuildFQName("", subsystem, name) }
+
+var collectors sync.Map
+
+// RegisterCollector adds a collector that computes its metrics at scrape
+// time (from an informer cache) to controller-runtime's registry, once per
+// collector: safe to call each time a manager is built.
+func RegisterCollector(c prometheus.Collector) {
+	if _, loaded := collectors.LoadOrStore(c, struct{}{}); !loaded {
+		metrics.Registry.MustRegister(c)
 	}
-	syncedSecretWrites.WithLabelValues(operation, result).Inc()
+}
+
+// SyncedSecretWrite counts one write of a synced token Secret; both results
+// series exist from an operation's first write on.
+func SyncedSecretWrite(operation string, err error) {
+	ok, failed := syncedSecretWrites.WithLabelValues(operation, "ok"), syncedSecretWrites.WithLabelValues(operation, "error")
+	if err != nil {
+		failed.Inc()
+		return
+	}
+	ok.Inc()
 }
 
 // SyncedSecretCollision counts a newly reported name collision.

@@ -724,7 +724,9 @@ func installForManager(ctx context.Context, t *testing.T, rel chartrender.Releas
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, role); err != nil {
 				t.Fatal(err)
 			}
-			rules = append(rules, role.Rules...)
+			if !strings.HasSuffix(u.GetName(), "-metrics-reader") { // the scrapers' role, not the manager's
+				rules = append(rules, role.Rules...)
+			}
 		case "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
 			// The token-copies policy binds everybody but this manager,
 			// other variants' managers running in parallel included; it
