@@ -74,7 +74,26 @@ func Build() ([]byte, error) {
 		WithVariable(dashboard.NewDatasourceVariableBuilder("datasource").Label("Data source").Type("prometheus")).
 		WithVariable(dashboard.NewQueryVariableBuilder("job").Label("Job").
 			Query(dashboard.StringOrMap{String: cog.ToPtr("label_values(clusterprofile_feature_enabled, job)")}).
-			Datasource(datasource).Multi(true).IncludeAll(true).Refresh(dashboard.VariableRefreshOnTimeRangeChanged)).
+			Datasource(datasource).Multi(true).IncludeAll(true).Refresh(dashboard.VariableRefreshOnTimeRangeChanged))
+	for _, row := range []func(*dashboard.DashboardBuilder) *dashboard.DashboardBuilder{
+		profilesRow, writesRow, controllersRow, tokensRow, processRow,
+	} {
+		b = row(b)
+	}
+	d, err := b.Build()
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}
+
+// profilesRow shows the profiles published and the mirror's state.
+func profilesRow(b *dashboard.DashboardBuilder) *dashboard.DashboardBuilder {
+	return b.
 		WithRow(dashboard.NewRowBuilder("Profiles")).
 		WithPanel(statPanel("Profiles published",
 			"ClusterProfiles of this cluster manager, in every namespace (per-namespace counts are deliberately not a metric label: `kubectl get clusterprofiles -A`).",
@@ -88,7 +107,12 @@ func Build() ([]byte, error) {
 		WithPanel(statPanel("Mirror passive", "1 while OCM's built-in ClusterProfile mirror is enabled and this mirror writes nothing.",
 			"short", query(`max(clusterprofile_mirror_passive`+sel+`)`, "passive"))).
 		WithPanel(statPanel("CRD with atomic status lists", "1 while the installed ClusterProfile CRD is older than cluster-inventory-api v0.1.2 (merged writes).",
-			"short", query(`max(clusterprofile_crd_atomic_status_lists`+sel+`)`, "atomic"))).
+			"short", query(`max(clusterprofile_crd_atomic_status_lists`+sel+`)`, "atomic")))
+}
+
+// writesRow shows writes and errors by writer.
+func writesRow(b *dashboard.DashboardBuilder) *dashboard.DashboardBuilder {
+	return b.
 		WithRow(dashboard.NewRowBuilder("Writes")).
 		WithPanel(graph("ClusterProfile writes by writer", "Write requests per second, by field manager and operation.", "reqps",
 			query(`sum by (writer, operation) (rate(clusterprofile_writes_total`+sel+`[$__rate_interval]))`, "{{writer}} {{operation}}"))).
@@ -99,7 +123,12 @@ func Build() ([]byte, error) {
 		WithPanel(graph("Reported problems", "Newly reported name clashes, Secret name collisions and skipped claims.", "short",
 			query(`sum(increase(clusterprofile_name_clashes_total`+sel+`[$__rate_interval]))`, "name clashes"),
 			query(`sum(increase(clusterprofile_synced_secret_collisions_total`+sel+`[$__rate_interval]))`, "Secret collisions"),
-			query(`sum(increase(clusterprofile_skipped_claims_total`+sel+`[$__rate_interval]))`, "skipped claims"))).
+			query(`sum(increase(clusterprofile_skipped_claims_total`+sel+`[$__rate_interval]))`, "skipped claims")))
+}
+
+// controllersRow shows reconciles and work queues.
+func controllersRow(b *dashboard.DashboardBuilder) *dashboard.DashboardBuilder {
+	return b.
 		WithRow(dashboard.NewRowBuilder("Controllers")).
 		WithPanel(graph("Reconcile latency (p50, p99)", "Time a reconcile takes, by controller.", "s",
 			query(`histogram_quantile(0.5, sum by (controller, le) (rate(controller_runtime_reconcile_time_seconds_bucket`+sel+`[$__rate_interval])))`, "p50 {{controller}}"),
@@ -109,27 +138,28 @@ func Build() ([]byte, error) {
 		WithPanel(graph("Work queue depth", "Items waiting, by queue.", "short",
 			query(`sum by (name) (workqueue_depth`+sel+`)`, "{{name}}"))).
 		WithPanel(graph("Work queue wait (p99)", "Time an item waits before a worker takes it, by queue.", "s",
-			query(`histogram_quantile(0.99, sum by (name, le) (rate(workqueue_queue_duration_seconds_bucket`+sel+`[$__rate_interval])))`, "{{name}}"))).
+			query(`histogram_quantile(0.99, sum by (name, le) (rate(workqueue_queue_duration_seconds_bucket`+sel+`[$__rate_interval])))`, "{{name}}")))
+}
+
+// tokensRow shows the synced tokens and their expiry.
+func tokensRow(b *dashboard.DashboardBuilder) *dashboard.DashboardBuilder {
+	return b.
 		WithRow(dashboard.NewRowBuilder("Synced tokens")).
 		WithPanel(statPanel("Token copies", "Synced ManagedServiceAccount token copies.",
 			"short", query(`max(clusterprofile_synced_tokens`+sel+`)`, "copies"))).
 		WithPanel(statPanel("Earliest token expiry", "Time until the earliest synced token copy expires (negative: expired).",
 			"s", query(`min(clusterprofile_synced_token_earliest_expiry_seconds`+sel+`)`, "earliest"))).
 		WithPanel(statPanel("Copies expiring within the hour", "Token copies that expire within the next hour or have expired.",
-			"short", query(`max(clusterprofile_synced_tokens_expiring_within_hour`+sel+`)`, "expiring"))).
+			"short", query(`max(clusterprofile_synced_tokens_expiring_within_hour`+sel+`)`, "expiring")))
+}
+
+// processRow shows memory and CPU.
+func processRow(b *dashboard.DashboardBuilder) *dashboard.DashboardBuilder {
+	return b.
 		WithRow(dashboard.NewRowBuilder("Process")).
 		WithPanel(graph("Memory", "Resident memory and Go heap in use, by replica.", "bytes",
 			query(`process_resident_memory_bytes`+sel, "RSS {{instance}}"),
 			query(`go_memstats_heap_inuse_bytes`+sel, "heap {{instance}}"))).
 		WithPanel(graph("CPU", "CPU seconds per second, by replica.", "short",
 			query(`rate(process_cpu_seconds_total`+sel+`[$__rate_interval])`, "{{instance}}")))
-	d, err := b.Build()
-	if err != nil {
-		return nil, err
-	}
-	data, err := json.MarshalIndent(d, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(data, '\n'), nil
 }

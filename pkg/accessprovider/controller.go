@@ -55,8 +55,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 			return reconcile.Request{NamespacedName: client.ObjectKeyFromObject(p)}
 		})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1)})
-	b = membership.ProfileMapper{Client: mgr.GetClient()}.Watch(b)
-	return r.source.Watch(b, &profileMapper{client: mgr.GetClient()}).Complete(r)
+	profiles := membership.ProfileMapper{Client: mgr.GetClient()}
+	return r.source.Watch(profiles.Watch(b), profiles).Complete(r)
 }
 
 // Reconcile writes the source's entry on one profile, or removes it.

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 )
 
 // DirectWriter is who the direct source writes as, its entry named name.
@@ -48,7 +49,7 @@ func (d *Direct) Desired(ctx context.Context, profile *cpv1alpha1.ClusterProfile
 }
 
 // Watch maps a ManagedCluster's client config changes to its profiles.
-func (d *Direct) Watch(b *builder.Builder, profiles *profileMapper) *builder.Builder {
-	return b.Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(profiles.ofCluster),
+func (d *Direct) Watch(b *builder.Builder, profiles membership.ProfileMapper) *builder.Builder {
+	return b.Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(profiles.OfCluster),
 		builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 }

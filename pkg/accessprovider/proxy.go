@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 )
 
 // ProxyWriter is who the cluster-proxy source writes as.
@@ -83,13 +84,13 @@ func (p *Proxy) read(ctx context.Context) (ProxyWorld, error) {
 }
 
 // Watch maps the configuration and the certificate to every profile.
-func (p *Proxy) Watch(b *builder.Builder, profiles *profileMapper) *builder.Builder {
+func (p *Proxy) Watch(b *builder.Builder, profiles membership.ProfileMapper) *builder.Builder {
 	named := func(name string) predicate.Predicate {
 		return predicate.NewPredicateFuncs(func(obj client.Object) bool { return obj.GetName() == name })
 	}
 	return b.
-		Watches(&proxyv1alpha1.ManagedProxyConfiguration{}, handler.EnqueueRequestsFromMapFunc(profiles.all),
+		Watches(&proxyv1alpha1.ManagedProxyConfiguration{}, handler.EnqueueRequestsFromMapFunc(profiles.All),
 			builder.WithPredicates(named(ProxyConfigurationName), predicate.GenerationChangedPredicate{})).
 		WatchesRawSource(source.Kind[client.Object](p.Secrets, &corev1.Secret{},
-			handler.EnqueueRequestsFromMapFunc(profiles.all), named(UserServerSecretName)))
+			handler.EnqueueRequestsFromMapFunc(profiles.All), named(UserServerSecretName)))
 }

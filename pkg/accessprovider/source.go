@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 )
 
 // Source is one kind of access provider entry. The generic Reconciler keeps
@@ -21,5 +22,5 @@ type Source interface {
 	// the cluster it is named after.
 	Desired(ctx context.Context, profile *cpv1alpha1.ClusterProfile) (Desired, error)
 	// Watch adds the source's own triggers to the controller.
-	Watch(b *builder.Builder, profiles *profileMapper) *builder.Builder
+	Watch(b *builder.Builder, profiles membership.ProfileMapper) *builder.Builder
 }

@@ -12,6 +12,7 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"open-cluster-management.io/addon-framework/pkg/addonfactory"
@@ -21,10 +22,13 @@ import (
 	addonapiv1beta1 "open-cluster-management.io/api/addon/v1beta1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 )
 
 //go:embed manifests
@@ -119,6 +123,23 @@ func HubRole() *rbacv1.Role {
 			{APIGroups: []string{addonapiv1beta1.GroupName}, Resources: []string{"managedclusteraddons/status"},
 				ResourceNames: []string{agentapi.AddonName}, Verbs: []string{"get", "patch"}},
 		},
+	}
+}
+
+// Capability is the agent addon as the manager starts it (gate
+// ClusterProfileAgent). It needs OCM's addon and work APIs; it publishes
+// nothing on the hub that outlives it (addon-framework owns the
+// ManifestWorks, and OCM removes them with the addon).
+func Capability(opts Options) capability.Capability {
+	return capability.Capability{
+		Name: "agent addon",
+		Gate: features.ClusterProfileAgent,
+		Requires: []schema.GroupVersionKind{
+			addonapiv1beta1.SchemeGroupVersion.WithKind("ClusterManagementAddOn"),
+			addonapiv1beta1.SchemeGroupVersion.WithKind("ManagedClusterAddOn"),
+			workv1.SchemeGroupVersion.WithKind("ManifestWork"),
+		},
+		Setup: func(_ context.Context, mgr ctrl.Manager) error { return Setup(mgr, opts) },
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
 )
 
 // IndexByName indexes ClusterProfiles by name. A cluster's profiles are all
@@ -13,6 +15,13 @@ import (
 // label, that ties a profile to a cluster: labels are whatever the
 // profile's creator wrote.
 const IndexByName = "metadata.name"
+
+// API is the ClusterProfile kind, which every capability requires.
+var API = cpv1alpha1.GroupVersion.WithKind("ClusterProfile")
+
+// NameIndex is IndexByName, for the capabilities that find a cluster's
+// profiles; it is registered once, before the first of them starts.
+var NameIndex = capability.Index{Name: IndexByName, Setup: SetupIndexes}
 
 // SetupIndexes registers the shared ClusterProfile indexes with the cache.
 func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
@@ -18,11 +19,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/filteredcache"
@@ -148,49 +150,65 @@ func (m *keyMapper) ofCopy(_ context.Context, obj client.Object) []reconcile.Req
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: secret.Namespace, Name: cluster}}}
 }
 
-// Withdraw deletes every copy this syncer wrote; it runs, once, when the
-// syncer's gate is off, so no token copy outlives the sync that keeps it
-// current and revocable. reader must not be a cache.
-func Withdraw(ctx context.Context, reader client.Reader, writer client.Writer) (int, error) {
-	list := &corev1.SecretList{}
-	if err := reader.List(ctx, list, client.MatchingLabelsSelector{Selector: syncedCopies()}); err != nil {
-		return 0, fmt.Errorf("listing synced Secrets: %w", err)
+// Capability is the syncer as the manager starts it: gate
+// ClusterProfileCredSyncer. Its teardown deletes every copy it made, which
+// needs the right to list every Secret, so it runs only when the operator
+// asks for cleanup.
+func Capability(opts Options) capability.Capability {
+	return capability.Capability{
+		Name: "credential syncer",
+		Gate: features.ClusterProfileCredSyncer,
+		Requires: append([]schema.GroupVersionKind{clusterprofile.API,
+			authv1beta1.GroupVersion.WithKind("ManagedServiceAccount")}, membership.APIs...),
+		Indexes: []capability.Index{clusterprofile.NameIndex, membership.Index},
+		Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+			return Setup(ctx, mgr, opts)
+		},
+		Teardown:        Teardown,
+		TeardownIsOptIn: true,
 	}
-	deleted := 0
-	var errs []error
-	for i := range list.Items {
-		secret := &list.Items[i]
-		if _, _, ours := SourceOf(secret); !ours {
-			continue
-		}
-		err := client.IgnoreNotFound(writer.Delete(ctx, secret, client.Preconditions{UID: &secret.UID}))
-		metrics.SyncedSecretWrite(metrics.OpDelete, err)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("deleting synced Secret %s/%s: %w", secret.Namespace, secret.Name, err))
-			continue
-		}
-		deleted++
-	}
-	return deleted, errors.Join(errs...)
 }
 
-// Withdrawal is Withdraw as a one-shot runnable for the leader.
-func Withdrawal(mgr ctrl.Manager) manager.RunnableFunc {
-	return func(ctx context.Context) error {
-		log := ctrl.Log.WithName("credsync-withdrawal")
-		deleted, err := Withdraw(ctx, mgr.GetAPIReader(), mgr.GetClient())
-		if apierrors.IsForbidden(err) {
-			log.Info("Not allowed to delete the token copies of the disabled syncer; grant list and delete on secrets "+
-				"(chart value cleanupDisabledFeatures)", "error", err.Error())
-			return nil
-		}
-		if err != nil {
-			log.Error(err, "Deleting the synced token Secrets of the disabled syncer", "deleted", deleted)
-			return nil
-		}
-		if deleted > 0 {
-			log.Info("Deleted the synced token Secrets of the disabled syncer", "deleted", deleted)
-		}
-		return nil
+// Teardown deletes every copy this syncer wrote, so that no token copy
+// outlives the sync that keeps it current and revocable.
+func Teardown(ctx context.Context, mgr ctrl.Manager) error {
+	deleted, err := Withdraw(ctx, mgr.GetAPIReader(), mgr.GetClient())
+	if deleted > 0 {
+		ctrl.Log.WithName("credsync-teardown").Info("Deleted the synced token Secrets of the disabled syncer", "deleted", deleted)
 	}
+	if apierrors.IsForbidden(err) {
+		return fmt.Errorf("not allowed to delete the token copies of the disabled syncer; grant list and delete on secrets "+
+			"(chart value cleanupDisabledFeatures): %w", err)
+	}
+	return err
+}
+
+// withdrawPage bounds each list of copies.
+const withdrawPage = 500
+
+// Withdraw deletes every copy this syncer wrote. reader must not be a cache.
+func Withdraw(ctx context.Context, reader client.Reader, writer client.Writer) (int, error) {
+	deleted := 0
+	var errs []error
+	list := &corev1.SecretList{}
+	for more := true; more; more = list.Continue != "" {
+		if err := reader.List(ctx, list, client.MatchingLabelsSelector{Selector: syncedCopies()},
+			client.Limit(withdrawPage), client.Continue(list.Continue)); err != nil {
+			return deleted, fmt.Errorf("listing synced Secrets: %w", err)
+		}
+		for i := range list.Items {
+			secret := &list.Items[i]
+			if _, _, ours := SourceOf(secret); !ours {
+				continue
+			}
+			err := client.IgnoreNotFound(writer.Delete(ctx, secret, client.Preconditions{UID: &secret.UID}))
+			metrics.SyncedSecretWrite(metrics.OpDelete, err)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("deleting synced Secret %s/%s: %w", secret.Namespace, secret.Name, err))
+				continue
+			}
+			deleted++
+		}
+	}
+	return deleted, errors.Join(errs...)
 }

@@ -70,6 +70,12 @@ func (m ProfileMapper) OfNamespace(ctx context.Context, obj client.Object) []rec
 	return m.profiles(ctx, client.InNamespace(obj.GetName()))
 }
 
+// All maps an event that can change every profile (a rotated CA, say) to
+// every profile.
+func (m ProfileMapper) All(ctx context.Context, _ client.Object) []reconcile.Request {
+	return m.profiles(ctx)
+}
+
 // OfCluster maps a ManagedCluster to the profiles named after it.
 func (m ProfileMapper) OfCluster(ctx context.Context, obj client.Object) []reconcile.Request {
 	return m.profiles(ctx, client.MatchingFields{clusterprofile.IndexByName: obj.GetName()})

@@ -71,6 +71,12 @@ var (
 		Help:      "Tokens not copied because another Secret holds the name (counted when first reported).",
 	})
 
+	capabilityWaiting = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Subsystem: subsystem,
+		Name:      "capability_waiting_for_api",
+		Help:      "1 while a capability whose gate is on waits for an API it requires to be served (say, an addon not yet installed).",
+	}, []string{"capability"})
+
 	registerOnce sync.Once
 )
 
@@ -78,7 +84,7 @@ var (
 func Register() {
 	registerOnce.Do(func() {
 		metrics.Registry.MustRegister(profileWrites, writeErrors, skippedClaims, nameClashes, mirrorPassive, atomicStatusLists,
-			syncedSecretWrites, syncedSecretCollisions)
+			syncedSecretWrites, syncedSecretCollisions, capabilityWaiting)
 	})
 }
 
@@ -130,6 +136,11 @@ func NameClash() { nameClashes.Inc() }
 
 // SetMirrorPassive records whether the mirror is passive.
 func SetMirrorPassive(passive bool) { mirrorPassive.Set(boolToFloat(passive)) }
+
+// SetCapabilityWaiting records whether a capability waits for an API.
+func SetCapabilityWaiting(capability string, waiting bool) {
+	capabilityWaiting.WithLabelValues(capability).Set(boolToFloat(waiting))
+}
 
 // SetAtomicStatusLists records whether the CRD forces merged status writes.
 func SetAtomicStatusLists(atomic bool) { atomicStatusLists.Set(boolToFloat(atomic)) }

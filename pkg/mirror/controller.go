@@ -41,8 +41,8 @@ type Options struct {
 	ManagerName string
 	// Workers is the number of clusters reconciled in parallel.
 	Workers int
-	// Guard keeps the mirror passive while OCM's built-in mirror is on. Its
-	// Reader is nil when the ClusterManager API is not served.
+	// Guard keeps the mirror passive while OCM's built-in mirror is on
+	// (coexistence.NewGuard when nil).
 	Guard *coexistence.Guard
 	// AgentReports folds the cluster-profile-agent's reports into profiles.
 	AgentReports bool
@@ -77,8 +77,12 @@ func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options)
 	}
 }
 
-// Setup registers the mirror's indexes and controller with the manager.
+// Setup registers the mirror's controller with the manager (the indexes it
+// uses are the shared ones its Capability names).
 func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	if opts.Guard == nil {
+		opts.Guard = coexistence.NewGuard(mgr)
+	}
 	r := NewReconciler(mgr.GetClient(), mgr.GetEventRecorder(ControllerName), opts)
 	return r.SetupWithManager(mgr, opts.Workers)
 }

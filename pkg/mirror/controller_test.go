@@ -83,8 +83,8 @@ func TestReconcile(t *testing.T) {
 		wantEvents []string
 	}{
 		"a bound cluster is published; a claim the schema rejects is reported": {
-			objects:   append(world(), cluster()),
-			wantViews: map[string]profileView{"team/c1": publishedView("team", status)},
+			objects:    append(world(), cluster()),
+			wantViews:  map[string]profileView{"team/c1": publishedView("team", status)},
 			wantEvents: []string{`Warning ClusterClaimsSkipped Claims left out of ClusterProfile properties: "" (empty name)`},
 		},
 		"a cluster that left its set loses its profile": {
