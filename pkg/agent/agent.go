@@ -24,9 +24,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
-	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned/typed/addon/v1beta1"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned/typed/cluster/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Defaults of Options.
@@ -96,7 +96,8 @@ func (o *Options) complete() error {
 type Clients struct {
 	Managed kubernetes.Interface
 	Claims  clusterclient.ClusterV1alpha1Interface
-	Hub     addonclient.AddonV1beta1Interface
+	// Hub reads and writes the agent's ManagedClusterAddOn status.
+	Hub client.Client
 }
 
 // Agent probes and reports in a loop. Create it with New.

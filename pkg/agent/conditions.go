@@ -2,19 +2,18 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	addonv1beta1 "open-cluster-management.io/api/addon/v1beta1"
-	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned/typed/addon/v1beta1"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/ssa"
 )
 
 // ConditionTypes are the conditions the agent owns on its ManagedClusterAddOn.
@@ -62,18 +61,20 @@ func ownConditions(all []metav1.Condition) []metav1.Condition {
 // ManagedClusterAddOn through the status subresource only: that is all the
 // agent's hub identity may touch.
 type hubReporter struct {
-	client    addonclient.AddonV1beta1Interface
+	client    client.Client
 	namespace string
 }
 
 func (h hubReporter) key() string { return h.namespace + "/" + agentapi.AddonName }
 
+func (h hubReporter) addon() *addonv1beta1.ManagedClusterAddOn {
+	return &addonv1beta1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Namespace: h.namespace, Name: agentapi.AddonName}}
+}
+
 // read returns the agent's conditions as the hub holds them.
 func (h hubReporter) read(ctx context.Context) ([]metav1.Condition, error) {
-	addon := &addonv1beta1.ManagedClusterAddOn{}
-	err := h.client.RESTClient().Get().Namespace(h.namespace).Resource("managedclusteraddons").
-		Name(agentapi.AddonName).SubResource("status").Do(ctx).Into(addon)
-	if err != nil {
+	addon := h.addon()
+	if err := h.client.SubResource("status").Get(ctx, addon, addon); err != nil {
 		return nil, fmt.Errorf("reading status of ManagedClusterAddOn %s: %w", h.key(), err)
 	}
 	return ownConditions(addon.Status.Conditions), nil
@@ -99,13 +100,8 @@ func (h hubReporter) apply(ctx context.Context, conditions []metav1.Condition) (
 	body := addonStatusApply{APIVersion: addonv1beta1.GroupVersion.String(), Kind: "ManagedClusterAddOn"}
 	body.Metadata.Name, body.Metadata.Namespace = agentapi.AddonName, h.namespace
 	body.Status.Conditions = conditions
-	data, err := json.Marshal(body)
-	if err != nil {
-		return nil, err
-	}
-	addon, err := h.client.ManagedClusterAddOns(h.namespace).Patch(ctx, agentapi.AddonName, types.ApplyPatchType, data,
-		metav1.PatchOptions{FieldManager: agentapi.FieldManager, Force: ptr.To(true)}, "status")
-	if err != nil {
+	addon := h.addon()
+	if err := ssa.ApplyStatus(ctx, h.client, addon, body, agentapi.FieldManager); err != nil {
 		return nil, fmt.Errorf("applying conditions to ManagedClusterAddOn %s: %w", h.key(), err)
 	}
 	return ownConditions(addon.Status.Conditions), nil

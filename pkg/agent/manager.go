@@ -7,14 +7,16 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"open-cluster-management.io/addon-framework/pkg/lease"
-	addonclientset "open-cluster-management.io/api/client/addon/clientset/versioned"
+	addonv1beta1 "open-cluster-management.io/api/addon/v1beta1"
 	clusterclientset "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -124,9 +126,13 @@ func newClients(managed *rest.Config, managedHTTP *http.Client, hub *rest.Config
 	if err != nil {
 		return Clients{}, fmt.Errorf("building the ClusterClaim client: %w", err)
 	}
-	addons, err := addonclientset.NewForConfig(hub)
+	hubScheme := runtime.NewScheme()
+	if err := addonv1beta1.Install(hubScheme); err != nil {
+		return Clients{}, err
+	}
+	hubClient, err := client.New(hub, client.Options{Scheme: hubScheme})
 	if err != nil {
 		return Clients{}, fmt.Errorf("building the hub client: %w", err)
 	}
-	return Clients{Managed: kube, Claims: claims.ClusterV1alpha1(), Hub: addons.AddonV1beta1()}, nil
+	return Clients{Managed: kube, Claims: claims.ClusterV1alpha1(), Hub: hubClient}, nil
 }

@@ -2,17 +2,18 @@ package clusterprofile
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/ssa"
 )
 
 // Writer is the one way this project writes ClusterProfiles: one writer's
@@ -22,10 +23,8 @@ import (
 // it (RecentWrites), so the writer neither re-sends it nor re-runs on its
 // echo. A withdrawal is the same write with an empty desire.
 //
-// Applies are raw Server-Side Apply bodies (profilewrite's payloads carry
-// only the fields the writer owns) through controller-runtime's client, and
-// always force ownership: a controller is the authority for the fields it
-// applies, and a conflict would otherwise leave the profile stale forever.
+// Applies go through pkg/util/ssa with profilewrite's payloads, which carry
+// only the fields the writer owns.
 type Writer struct {
 	identity profilewrite.Writer
 	client   client.Client
@@ -123,24 +122,24 @@ func (w *Writer) applyMeta(ctx context.Context, m profilewrite.MetaApply, op str
 		return nil, err
 	}
 	p := &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: m.Name}}
-	err = w.client.Patch(ctx, p, client.RawPatch(types.ApplyPatchType, body), client.FieldOwner(w.identity.FieldManager), client.ForceOwnership)
+	err = ssa.Apply(ctx, w.client, p, json.RawMessage(body), w.identity.FieldManager)
 	return w.wrote(p, op, err, "applying metadata of ClusterProfile "+m.NamespacedName.String())
 }
 
 func (w *Writer) writeStatus(ctx context.Context, current *cpv1alpha1.ClusterProfile, s profilewrite.StatusWrite) (*cpv1alpha1.ClusterProfile, error) {
-	owner := client.FieldOwner(w.identity.FieldManager)
 	if s.Merged == nil {
 		body, err := s.Apply.Body()
 		if err != nil {
 			return nil, err
 		}
 		p := &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Namespace: s.Apply.Namespace, Name: s.Apply.Name}}
-		err = w.client.Status().Patch(ctx, p, client.RawPatch(types.ApplyPatchType, body), owner, client.ForceOwnership)
+		err = ssa.ApplyStatus(ctx, w.client, p, json.RawMessage(body), w.identity.FieldManager)
 		return w.wrote(p, metrics.OpStatus, err, "applying status of ClusterProfile "+s.Apply.NamespacedName.String())
 	}
 	patched := current.DeepCopy()
 	patched.Status = *s.Merged
-	err := w.client.Status().Patch(ctx, patched, client.MergeFromWithOptions(current, client.MergeFromWithOptimisticLock{}), owner)
+	err := w.client.Status().Patch(ctx, patched, client.MergeFromWithOptions(current, client.MergeFromWithOptimisticLock{}),
+		client.FieldOwner(w.identity.FieldManager))
 	return w.wrote(patched, metrics.OpStatus, err, fmt.Sprintf("merging status of ClusterProfile %s/%s", current.Namespace, current.Name))
 }
 

@@ -35,6 +35,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/ssa"
 )
 
 // Reconciler keeps the synced token Secrets of one cluster in one namespace.
@@ -236,7 +237,7 @@ func (r *Reconciler) apply(ctx context.Context, want *corev1.Secret, op string) 
 		WithType(want.Type).WithData(want.Data).WithLabels(want.Labels).WithAnnotations(want.Annotations).
 		WithOwnerReferences(metav1ac.OwnerReference().WithAPIVersion(ref.APIVersion).WithKind(ref.Kind).
 			WithName(ref.Name).WithUID(ref.UID).WithBlockOwnerDeletion(false))
-	err := r.client.Apply(ctx, ac, client.FieldOwner(FieldManager), client.ForceOwnership)
+	err := ssa.Apply(ctx, r.client, want.DeepCopy(), ac, FieldManager)
 	metrics.SyncedSecretWrite(op, err)
 	return wrap(err, "applying", want)
 }
