@@ -135,9 +135,9 @@ func Capability(opts Options) capability.Capability {
 		Name: "agent addon",
 		Gate: features.ClusterProfileAgent,
 		Requires: []schema.GroupVersionKind{
-			addonapiv1beta1.SchemeGroupVersion.WithKind("ClusterManagementAddOn"),
-			addonapiv1beta1.SchemeGroupVersion.WithKind("ManagedClusterAddOn"),
-			workv1.SchemeGroupVersion.WithKind("ManifestWork"),
+			capability.Kind(addonapiv1beta1.GroupVersion, "ClusterManagementAddOn"),
+			capability.Kind(addonapiv1beta1.GroupVersion, "ManagedClusterAddOn"),
+			capability.Kind(workv1.GroupVersion, "ManifestWork"),
 		},
 		Setup: func(_ context.Context, mgr ctrl.Manager) error { return Setup(mgr, opts) },
 	}

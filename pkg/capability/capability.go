@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/component-base/featuregate"
@@ -184,6 +185,12 @@ func (r *Runner) unserved(required []schema.GroupVersionKind) []string {
 		}
 	}
 	return missing
+}
+
+// Kind is the GroupVersionKind of kind in gv, for the API packages (OCM's)
+// that declare their group version as a metav1.GroupVersion.
+func Kind(gv metav1.GroupVersion, kind string) schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: gv.Group, Version: gv.Version, Kind: kind}
 }
 
 // Served tells whether the API server serves gvk.

@@ -46,7 +46,7 @@ type Guard struct {
 // otherwise has nothing to detect.
 func NewGuard(mgr ctrl.Manager) *Guard {
 	g := &Guard{Recorder: mgr.GetEventRecorder("clusterprofile-coexistence")}
-	if capability.Served(mgr.GetRESTMapper(), operatorv1.SchemeGroupVersion.WithKind("ClusterManager")) {
+	if capability.Served(mgr.GetRESTMapper(), capability.Kind(operatorv1.GroupVersion, "ClusterManager")) {
 		g.Reader = mgr.GetClient()
 	} else {
 		mgr.GetLogger().WithName("coexistence").Info("ClusterManager API not served; not checking for OCM's built-in ClusterProfile mirror")

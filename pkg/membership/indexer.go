@@ -17,9 +17,9 @@ const BindingClusterSetKey = "spec.clusterSet"
 // APIs are what membership is decided from; every capability that uses it
 // requires them (namespaces are always served).
 var APIs = []schema.GroupVersionKind{
-	clusterv1.SchemeGroupVersion.WithKind("ManagedCluster"),
-	clusterv1beta2.SchemeGroupVersion.WithKind("ManagedClusterSet"),
-	clusterv1beta2.SchemeGroupVersion.WithKind("ManagedClusterSetBinding"),
+	capability.Kind(clusterv1.GroupVersion, "ManagedCluster"),
+	capability.Kind(clusterv1beta2.GroupVersion, "ManagedClusterSet"),
+	capability.Kind(clusterv1beta2.GroupVersion, "ManagedClusterSetBinding"),
 }
 
 // Index registers the indexes the Reader and the Mapper use, once, before
