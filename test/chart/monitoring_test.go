@@ -417,7 +417,7 @@ func TestAlertsFollowTheValues(t *testing.T) {
 		"ClusterProfileWritesFailing": "15m", "ClusterProfileReconcileErrors": "30m", "ClusterProfileWorkqueueBacklog": "15m",
 		"ClusterProfileWorkqueueSlow": "15m", "ClusterProfileNameClash": "0m", "ClusterProfileSyncedSecretCollision": "0m",
 		"ClusterProfileMirrorPassive": "15m", "ClusterProfileSyncedTokenExpiring": "15m", "ClusterProfileManagerDown": "5m",
-		"ClusterProfileManagerNotLeading": "5m",
+		"ClusterProfileManagerNotLeading": "5m", "ClusterProfileCapabilityWaitingForAPI": "30m",
 	}
 	gotFor := map[string]string{}
 	for _, r := range defaults {
