@@ -1,0 +1,124 @@
+//go:build linux
+
+package ocmlocal
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	addonv1beta1 "open-cluster-management.io/api/addon/v1beta1"
+)
+
+const (
+	msaAddon = "managed-serviceaccount"
+	// addonInstallNamespace is where addon agents run on managed clusters
+	// (what `clusteradm addon enable` picks by default).
+	addonInstallNamespace = "open-cluster-management-agent-addon"
+	// addonHubNamespace is where the addons' hub parts live (their charts'
+	// release namespace).
+	addonHubNamespace = "open-cluster-management-addon"
+)
+
+// startAddons starts the kubelets, then each addon's hub side, and enables
+// the addon on every cluster as `clusteradm addon enable` does.
+func (e *Env) startAddons(ctx context.Context) error {
+	for _, c := range e.Clusters {
+		if _, err := e.startKubelet(c.ControlPlane); err != nil {
+			return err
+		}
+	}
+	if e.opts.ClusterProxy {
+		if err := e.startClusterProxy(ctx); err != nil {
+			return err
+		}
+	}
+	if e.opts.ManagedServiceAccount {
+		if err := e.startManagedServiceAccount(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startManagedServiceAccount runs the addon's hub manager as its chart does
+// (Deployment mode) and enables the addon on every cluster.
+func (e *Env) startManagedServiceAccount(ctx context.Context) error {
+	start := time.Now()
+	hub, err := e.hubClient()
+	if err != nil {
+		return err
+	}
+	cma := &addonv1beta1.ClusterManagementAddOn{
+		ObjectMeta: metav1.ObjectMeta{Name: msaAddon},
+		Spec: addonv1beta1.ClusterManagementAddOnSpec{
+			AddOnMeta:       addonv1beta1.AddOnMeta{DisplayName: msaAddon, Description: msaAddon},
+			InstallStrategy: addonv1beta1.InstallStrategy{Type: addonv1beta1.AddonInstallStrategyManual},
+		},
+	}
+	if err := createIgnoringExists(cma, hub.Create(ctx, cma)); err != nil {
+		return fmt.Errorf("creating ClusterManagementAddOn %s: %w", msaAddon, err)
+	}
+	if _, err := e.procs.start(processSpec{
+		name: "hub-managed-serviceaccount-manager",
+		argv: []string{e.bins.path("msa"), "manager",
+			"--deploy-mode=Deployment",
+			"--agent-image-name=quay.io/open-cluster-management/managed-serviceaccount:v0.10.0",
+			// Fixed ports by default (:38080, :38081); not needed here.
+			"--metrics-bind-address=0", "--health-probe-bind-address=0"},
+		env: []string{"KUBECONFIG=" + e.Hub.KubeconfigPath},
+	}); err != nil {
+		return err
+	}
+	if err := e.EnableAddon(ctx, msaAddon, addonInstallNamespace); err != nil {
+		return err
+	}
+	if err := e.waitAddonsAvailable(ctx, msaAddon); err != nil {
+		return err
+	}
+	e.progressf("managed-serviceaccount available on %d clusters in %s", len(e.Clusters), since(start))
+	return nil
+}
+
+// EnableAddon creates the addon's ManagedClusterAddOn in every cluster
+// namespace, as `clusteradm addon enable --names <addon>` does.
+func (e *Env) EnableAddon(ctx context.Context, addon, installNamespace string) error {
+	hub, err := e.hubClient()
+	if err != nil {
+		return err
+	}
+	for _, c := range e.Clusters {
+		mca := &addonv1beta1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: addon, Namespace: c.Name}}
+		// v1beta1 has no installNamespace field; the annotation carries it
+		// (the conversion webhook maps v1alpha1's spec.installNamespace to it).
+		mca.Annotations = map[string]string{addonv1beta1.InstallNamespaceAnnotation: installNamespace}
+		if err := createIgnoringExists(mca, hub.Create(ctx, mca)); err != nil {
+			return fmt.Errorf("enabling addon %s on %s: %w", addon, c.Name, err)
+		}
+	}
+	return nil
+}
+
+// waitAddonsAvailable waits until the addon is Available on every cluster.
+func (e *Env) waitAddonsAvailable(ctx context.Context, addon string) error {
+	hub, err := e.hubClient()
+	if err != nil {
+		return err
+	}
+	for _, c := range e.Clusters {
+		err := poll(ctx, 3*time.Minute, nil, func(ctx context.Context) (bool, error) {
+			mca := &addonv1beta1.ManagedClusterAddOn{}
+			if err := hub.Get(ctx, types.NamespacedName{Namespace: c.Name, Name: addon}, mca); err != nil {
+				return false, err
+			}
+			return meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1beta1.ManagedClusterAddOnConditionAvailable), nil
+		})
+		if err != nil {
+			return fmt.Errorf("addon %s on %s not available: %w", addon, c.Name, err)
+		}
+	}
+	return nil
+}
