@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -59,6 +60,10 @@ func (e *Env) startManagedServiceAccount(ctx context.Context) error {
 			InstallStrategy: addonv1beta1.InstallStrategy{Type: addonv1beta1.AddonInstallStrategyManual},
 		},
 	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: addonHubNamespace}}
+	if err := createIgnoringExists(ns, hub.Create(ctx, ns)); err != nil {
+		return fmt.Errorf("creating namespace %s: %w", addonHubNamespace, err)
+	}
 	if err := createIgnoringExists(cma, hub.Create(ctx, cma)); err != nil {
 		return fmt.Errorf("creating ClusterManagementAddOn %s: %w", msaAddon, err)
 	}
@@ -69,7 +74,9 @@ func (e *Env) startManagedServiceAccount(ctx context.Context) error {
 			"--agent-image-name=quay.io/open-cluster-management/managed-serviceaccount:v0.10.0",
 			// Fixed ports by default (:38080, :38081); not needed here.
 			"--metrics-bind-address=0", "--health-probe-bind-address=0"},
-		env: []string{"KUBECONFIG=" + e.Hub.KubeconfigPath},
+		// NAMESPACE: the release namespace, which a pod would read from its
+		// service account files.
+		env: []string{"KUBECONFIG=" + e.Hub.KubeconfigPath, "NAMESPACE=" + addonHubNamespace},
 	}); err != nil {
 		return err
 	}

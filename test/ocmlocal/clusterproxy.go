@@ -87,19 +87,21 @@ func (e *Env) startClusterProxy(ctx context.Context) error {
 }
 
 // waitUserServer waits for the user server's certificate (which the manager
-// issues into Secret cluster-proxy-user-serving-cert) and for the server.
+// issues into Secret cluster-proxy-user-serving-cert, signed by the
+// cluster-proxy signer whose certificate Secret proxy-server-ca holds) and
+// for the server to answer with it.
 func (e *Env) waitUserServer(ctx context.Context, hub client.Client, port int) error {
-	secret := &corev1.Secret{}
+	signer := &corev1.Secret{}
 	err := poll(ctx, 3*time.Minute, nil, func(ctx context.Context) (bool, error) {
-		if err := hub.Get(ctx, types.NamespacedName{Namespace: addonHubNamespace, Name: "cluster-proxy-user-serving-cert"}, secret); err != nil {
+		if err := hub.Get(ctx, types.NamespacedName{Namespace: addonHubNamespace, Name: "proxy-server-ca"}, signer); err != nil {
 			return false, err
 		}
-		return tlsReachable(hostPort(port), secret.Data["ca.crt"])
+		return tlsReachable(hostPort(port), signer.Data["ca.crt"])
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for cluster-proxy's user server: %w", err)
 	}
-	e.Proxy = &UserServer{URL: "https://" + hostPort(port), CAData: secret.Data["ca.crt"]}
+	e.Proxy = &UserServer{URL: "https://" + hostPort(port), CAData: signer.Data["ca.crt"]}
 	return nil
 }
 

@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -74,6 +75,8 @@ type Env struct {
 	// publishedPorts are host ports every pod can reach at the same address.
 	publishedPorts []int
 	stopOnce       sync.Once
+	// sandboxCount numbers pod sandboxes (for short socket names).
+	sandboxCount atomic.Int32
 }
 
 // ManagedCluster is a managed cluster's control plane and its klusterlet.

@@ -62,8 +62,15 @@ func (e *Env) startSandboxed(spec sandboxSpec) (*sandboxed, error) {
 	if spec.argv != nil {
 		podSpec.Containers = append(podSpec.Containers, podsandbox.Container{Name: spec.name, Argv: spec.argv, Env: spec.env})
 	}
+	// Unix socket paths must stay under 108 bytes: short names in one
+	// directory, numbered per sandbox.
+	sockets := filepath.Join(e.WorkDir, "s")
+	if err := os.MkdirAll(sockets, 0o755); err != nil {
+		return nil, err
+	}
+	id := strconv.Itoa(int(e.sandboxCount.Add(1)))
 	for i, r := range spec.outbound {
-		sock := filepath.Join(dir, "out"+strconv.Itoa(i)+".sock")
+		sock := filepath.Join(sockets, id+"o"+strconv.Itoa(i))
 		if err := s.relay("unix", sock, "tcp", r.host); err != nil {
 			s.close()
 			return nil, err
@@ -71,7 +78,7 @@ func (e *Env) startSandboxed(spec sandboxSpec) (*sandboxed, error) {
 		podSpec.Outbound = append(podSpec.Outbound, podsandbox.Relay{Listen: r.inside, Socket: sock})
 	}
 	for i, r := range spec.inbound {
-		sock := filepath.Join(dir, "in"+strconv.Itoa(i)+".sock")
+		sock := filepath.Join(sockets, id+"i"+strconv.Itoa(i))
 		if err := s.relay("tcp", r.host, "unix", sock); err != nil {
 			s.close()
 			return nil, err

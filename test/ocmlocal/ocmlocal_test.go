@@ -1,0 +1,132 @@
+//go:build linux
+
+package ocmlocal_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
+)
+
+// TestLocalOCM brings up real OCM (hub, two klusterlets, both addons) and
+// checks each piece does its real job.
+func TestLocalOCM(t *testing.T) {
+	if err := ocmlocal.BinariesBuilt(); errors.Is(err, ocmlocal.ErrBinariesMissing) {
+		t.Skipf("skipping the local OCM smoke test: %v", err)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("skipping the local OCM smoke test: pod sandboxes need root (mount and network namespaces)")
+	}
+	if testing.Short() {
+		t.Skip("skipping the local OCM smoke test in -short mode")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	env, err := ocmlocal.Start(ctx, ocmlocal.Options{Clusters: 2, ManagedServiceAccount: true, ClusterProxy: true})
+	if err != nil {
+		t.Fatalf("starting local OCM: %v", err)
+	}
+	t.Cleanup(env.Stop)
+	t.Logf("start-up took %s", time.Since(start).Round(time.Second))
+	hub, err := env.HubClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("clusters registered by real klusterlets", func(t *testing.T) {
+		g := NewWithT(t)
+		for _, c := range env.Clusters {
+			mc := &clusterv1.ManagedCluster{}
+			g.Expect(hub.Get(ctx, types.NamespacedName{Name: c.Name}, mc)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)).To(BeTrue(), c.Name)
+			g.Expect(mc.Status.Version.Kubernetes).To(Equal("v1.35.4"), c.Name)
+			g.Expect(mc.Spec.ManagedClusterClientConfigs).To(ContainElement(HaveField("URL", c.URL)))
+		}
+	})
+
+	t.Run("garbage collector deletes dependents", func(t *testing.T) {
+		g := NewWithT(t)
+		owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "gc-owner", Namespace: "default"}}
+		g.Expect(hub.Create(ctx, owner)).To(Succeed())
+		dependent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "gc-dependent", Namespace: "default",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}}}}
+		g.Expect(hub.Create(ctx, dependent)).To(Succeed())
+		g.Expect(hub.Delete(ctx, owner)).To(Succeed())
+		g.Eventually(func() bool {
+			return apierrors.IsNotFound(hub.Get(ctx, client.ObjectKeyFromObject(dependent), &corev1.ConfigMap{}))
+		}, time.Minute, 200*time.Millisecond).Should(BeTrue())
+	})
+
+	var token string
+	t.Run("managed service account yields a real token", func(t *testing.T) {
+		g := NewWithT(t)
+		msa := &authv1beta1.ManagedServiceAccount{
+			ObjectMeta: metav1.ObjectMeta{Name: "smoke", Namespace: "cluster1"},
+			Spec: authv1beta1.ManagedServiceAccountSpec{Rotation: authv1beta1.ManagedServiceAccountRotation{
+				Enabled: true, Validity: metav1.Duration{Duration: time.Hour}}},
+		}
+		g.Expect(hub.Create(ctx, msa)).To(Succeed())
+		secret := &corev1.Secret{}
+		g.Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(msa), msa)).To(Succeed())
+			g.Expect(msa.Status.TokenSecretRef).NotTo(BeNil())
+			g.Expect(hub.Get(ctx, types.NamespacedName{Namespace: "cluster1", Name: msa.Status.TokenSecretRef.Name}, secret)).To(Succeed())
+			g.Expect(secret.Data).To(HaveKey("token"))
+		}, 2*time.Minute, time.Second).Should(Succeed())
+		token = string(secret.Data["token"])
+		review := selfSubjectReview(ctx, t, tokenConfig(env.Cluster("cluster1").URL, env.Cluster("cluster1").CAData, token))
+		g.Expect(review.Status.UserInfo.Username).To(Equal("system:serviceaccount:open-cluster-management-agent-addon:smoke"))
+	})
+
+	t.Run("cluster-proxy user server reaches the managed API server", func(t *testing.T) {
+		if token == "" {
+			t.Skip("no token")
+		}
+		g := NewWithT(t)
+		cfg := tokenConfig(env.Proxy.URL+"/cluster1", env.Proxy.CAData, token)
+		c, err := kubernetes.NewForConfig(cfg)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Eventually(func(g Gomega) {
+			v, err := c.Discovery().ServerVersion()
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(v.GitVersion).To(Equal("v1.35.4"))
+		}, time.Minute, time.Second).Should(Succeed())
+		review := selfSubjectReview(ctx, t, cfg)
+		g.Expect(review.Status.UserInfo.Username).To(Equal("system:serviceaccount:open-cluster-management-agent-addon:smoke"))
+	})
+}
+
+func tokenConfig(host string, ca []byte, token string) *rest.Config {
+	return &rest.Config{Host: host, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAData: ca}}
+}
+
+func selfSubjectReview(ctx context.Context, t *testing.T, cfg *rest.Config) *authenticationv1.SelfSubjectReview {
+	t.Helper()
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	review, err := c.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("SelfSubjectReview at %s: %v", cfg.Host, err)
+	}
+	return review
+}
