@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	addonv1beta1 "open-cluster-management.io/api/addon/v1beta1"
+
+	"golang.org/x/sync/errgroup"
 )
 
 const (
@@ -25,24 +27,32 @@ const (
 )
 
 // startAddons starts the kubelets, then each addon's hub side, and enables
-// the addon on every cluster as `clusteradm addon enable` does.
+// the addon on every cluster as `clusteradm addon enable` does. The addons
+// come up side by side: most of their start-up is waiting for the addon
+// lease to be seen.
 func (e *Env) startAddons(ctx context.Context) error {
+	if e.opts.ClusterProxy {
+		// Before any pod starts: every pod reaches the proxy-server.
+		if err := e.reserveProxyPorts(); err != nil {
+			return err
+		}
+	}
+	if _, err := e.startKubelet(e.Hub); err != nil {
+		return err
+	}
 	for _, c := range e.Clusters {
 		if _, err := e.startKubelet(c.ControlPlane); err != nil {
 			return err
 		}
 	}
+	g, gctx := errgroup.WithContext(ctx)
 	if e.opts.ClusterProxy {
-		if err := e.startClusterProxy(ctx); err != nil {
-			return err
-		}
+		g.Go(func() error { return e.startClusterProxy(gctx) })
 	}
 	if e.opts.ManagedServiceAccount {
-		if err := e.startManagedServiceAccount(ctx); err != nil {
-			return err
-		}
+		g.Go(func() error { return e.startManagedServiceAccount(gctx) })
 	}
-	return nil
+	return g.Wait()
 }
 
 // startManagedServiceAccount runs the addon's hub manager as its chart does

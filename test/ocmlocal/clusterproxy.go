@@ -42,16 +42,8 @@ const (
 // Service (its certificate is valid for 127.0.0.1).
 func (e *Env) startClusterProxy(ctx context.Context) error {
 	start := time.Now()
-	ports, err := freePorts(3)
-	if err != nil {
-		return err
-	}
-	serverHostPort, agentHostPort, userHostPort := ports[0], ports[1], ports[2]
-	e.publishedPorts = append(e.publishedPorts, serverHostPort, agentHostPort)
-	hubKubelet, err := e.startKubelet(e.Hub)
-	if err != nil {
-		return err
-	}
+	serverHostPort, agentHostPort, userHostPort := e.proxyPorts[0], e.proxyPorts[1], e.proxyPorts[2]
+	hubKubelet := e.kubeletOf(e.Hub)
 	hubKubelet.exposePort(addonHubNamespace, proxyAddon, proxyServerPort, serverHostPort)
 	hubKubelet.exposePort(addonHubNamespace, proxyAddon, proxyAgentPort, agentHostPort)
 	hubKubelet.exposePort(addonHubNamespace, "cluster-proxy-addon-user", userServerPort, userHostPort)
@@ -83,6 +75,19 @@ func (e *Env) startClusterProxy(ctx context.Context) error {
 		return err
 	}
 	e.progressf("cluster-proxy available on %d clusters, user server at %s, in %s", len(e.Clusters), e.Proxy.URL, since(start))
+	return nil
+}
+
+// reserveProxyPorts picks the host ports of the proxy-server (for the user
+// server, for agents) and of the user server, and publishes the first two
+// to every pod.
+func (e *Env) reserveProxyPorts() error {
+	ports, err := freePorts(3)
+	if err != nil {
+		return err
+	}
+	e.proxyPorts = ports
+	e.publishedPorts = append(e.publishedPorts, ports[0], ports[1])
 	return nil
 }
 

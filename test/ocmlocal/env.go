@@ -71,10 +71,14 @@ type Env struct {
 	progress io.Writer
 	modules  *moduleDirs
 	kubelets []*kubelet
+	imagesMu sync.Mutex
 	images   []ImageBinary
 	// publishedPorts are host ports every pod can reach at the same address.
 	publishedPorts []int
-	stopOnce       sync.Once
+	// proxyPorts: cluster-proxy's proxy-server (clients, agents) and user
+	// server on the host.
+	proxyPorts []int
+	stopOnce   sync.Once
 	// sandboxCount numbers pod sandboxes (for short socket names).
 	sandboxCount atomic.Int32
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -48,6 +49,24 @@ func AgentImage() ImageBinary {
 	}
 }
 
+// ManagerImage maps this bundle's clusterprofile-manager (the Helm chart's
+// Deployment, if a test installs the chart on the hub) to
+// bin/clusterprofile-manager, built by `make build`.
+func ManagerImage() ImageBinary {
+	return ImageBinary{
+		Command: "/clusterprofile-manager", ImageContains: "clusterprofile-bundle",
+		Path: filepath.Join(RepoRoot(), "bin", "clusterprofile-manager"),
+	}
+}
+
+// AddImage maps one more container to a local binary, for Deployments
+// created from now on (a running pod keeps its binary).
+func (e *Env) AddImage(img ImageBinary) {
+	e.imagesMu.Lock()
+	defer e.imagesMu.Unlock()
+	e.images = append(e.images, img)
+}
+
 // defaultImages are the entry points of the upstream addon images
 // (managed-serviceaccount's /msa; cluster-proxy's image, which holds ANP's
 // /proxy-server and /proxy-agent, its /agent and /cluster-proxy).
@@ -60,6 +79,7 @@ func (e *Env) defaultImages() []ImageBinary {
 		{Command: "/cluster-proxy", Path: e.bins.path("cluster-proxy")},
 		{Command: "/manager", ImageContains: "cluster-proxy", Path: e.bins.path("cluster-proxy-manager")},
 		AgentImage(),
+		ManagerImage(),
 	}
 }
 
@@ -105,6 +125,16 @@ func (e *Env) startKubelet(cp *ControlPlane) (*kubelet, error) {
 	e.kubelets = append(e.kubelets, k)
 	go k.run(ctx)
 	return k, nil
+}
+
+// kubeletOf returns the kubelet of a control plane.
+func (e *Env) kubeletOf(cp *ControlPlane) *kubelet {
+	for _, k := range e.kubelets {
+		if k.cp == cp {
+			return k
+		}
+	}
+	return nil
 }
 
 // exposePort makes a container port of a Deployment's pod reachable at a
@@ -226,6 +256,8 @@ func (k *kubelet) mapsAll(d *appsv1.Deployment) bool {
 }
 
 func (e *Env) binaryFor(c corev1.Container) (string, bool) {
+	e.imagesMu.Lock()
+	defer e.imagesMu.Unlock()
 	entry := entryPoint(c)
 	for _, img := range e.images {
 		if img.Command == entry && strings.Contains(c.Image, img.ImageContains) {
@@ -404,6 +436,9 @@ func (k *kubelet) containers(ctx context.Context, d *appsv1.Deployment, dir stri
 	var out []podsandbox.Container
 	for _, c := range d.Spec.Template.Spec.Containers {
 		bin, _ := k.env.binaryFor(c)
+		if _, err := os.Stat(bin); err != nil {
+			return nil, fmt.Errorf("container %s: binary %s is not built: %w", c.Name, bin, err)
+		}
 		env, err := k.containerEnv(ctx, d, c)
 		if err != nil {
 			return nil, err
@@ -479,11 +514,13 @@ func expandVars(s string, env map[string]string) string {
 	return s
 }
 
+// rewritePaths replaces a mount path with the volume's directory where the
+// path starts a value: the whole string, or after "=" (flags) or ","/":"
+// (lists), followed by "/", "," or the end.
 func rewritePaths(s string, rewrites map[string]string) string {
 	for from, to := range rewrites {
-		if s == from || strings.Contains(s, from+"/") || strings.HasSuffix(s, "="+from) {
-			s = strings.ReplaceAll(s, from, to)
-		}
+		re := regexp.MustCompile(`(^|[=,:])` + regexp.QuoteMeta(from) + `(/|,|$)`)
+		s = re.ReplaceAllString(s, "${1}"+strings.ReplaceAll(to, "$", "$$")+"${2}")
 	}
 	return s
 }
