@@ -43,8 +43,8 @@ $(OCM_BIN_DIR)/.built: hack/ocmlocal.sh
 	OCM_BIN_DIR=$(OCM_BIN_DIR) hack/ocmlocal.sh
 	touch $@
 
-## test: unit and integration tests
-test: envtest ocm-binaries
+## test: unit and integration tests (build: test/ocmlocal runs bin/clusterprofile-agent and -manager)
+test: envtest ocm-binaries build
 	$(GO) test ./... -count=1
 
 ## unit: tests that need no control plane (-short skips the end-to-end ones)

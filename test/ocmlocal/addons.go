@@ -119,7 +119,11 @@ func (e *Env) EnableAddon(ctx context.Context, addon, installNamespace string) e
 	return nil
 }
 
-// waitAddonsAvailable waits until the addon is Available on every cluster.
+// WaitAddonAvailable waits until the addon is Available on every cluster.
+func (e *Env) WaitAddonAvailable(ctx context.Context, addon string) error {
+	return e.waitAddonsAvailable(ctx, addon)
+}
+
 func (e *Env) waitAddonsAvailable(ctx context.Context, addon string) error {
 	hub, err := e.hubClient()
 	if err != nil {

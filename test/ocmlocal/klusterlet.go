@@ -66,9 +66,13 @@ func (e *Env) register(ctx context.Context, c *ManagedCluster) error {
 	if err != nil {
 		return err
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: klusterletNamespace}}
-	if err := createIgnoringExists(client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})); err != nil {
-		return fmt.Errorf("creating namespace %s on %s: %w", klusterletNamespace, c.Name, err)
+	// The klusterlet operator creates both: the agent's namespace and the
+	// default addon install namespace (addon manifests need not ship it).
+	for _, name := range []string{klusterletNamespace, addonInstallNamespace} {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if err := createIgnoringExists(client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})); err != nil {
+			return fmt.Errorf("creating namespace %s on %s: %w", name, c.Name, err)
+		}
 	}
 	bootstrap, err := e.writeBootstrapKubeconfig(ctx, c)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	addonv1beta1 "open-cluster-management.io/api/addon/v1beta1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,7 +28,8 @@ import (
 )
 
 // TestLocalOCM brings up real OCM (hub, two klusterlets, both addons) and
-// checks each piece does its real job.
+// checks each piece does its real job, and that the kubelet runs this
+// bundle's agent addon.
 func TestLocalOCM(t *testing.T) {
 	if err := ocmlocal.BinariesBuilt(); errors.Is(err, ocmlocal.ErrBinariesMissing) {
 		t.Skipf("skipping the local OCM smoke test: %v", err)
@@ -37,7 +40,7 @@ func TestLocalOCM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping the local OCM smoke test in -short mode")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	start := time.Now()
 	env, err := ocmlocal.Start(ctx, ocmlocal.Options{Clusters: 2, ManagedServiceAccount: true, ClusterProxy: true})
@@ -112,6 +115,42 @@ func TestLocalOCM(t *testing.T) {
 		review := selfSubjectReview(ctx, t, cfg)
 		g.Expect(review.Status.UserInfo.Username).To(Equal("system:serviceaccount:open-cluster-management-agent-addon:smoke"))
 	})
+
+	t.Run("the kubelet runs this bundle's agent", func(t *testing.T) { agentHookRuns(ctx, t, env, hub) })
+}
+
+// agentHookRuns proves the kubelet mapping for this bundle's own agent:
+// the bundle's manager (ClusterProfileAgent gate on) deploys the agent
+// through addon-framework, the work agent applies it, the kubelet runs
+// bin/clusterprofile-agent and the addon becomes Available.
+func agentHookRuns(ctx context.Context, t *testing.T, env *ocmlocal.Env, hub client.Client) {
+	manager := filepath.Join(ocmlocal.RepoRoot(), "bin", "clusterprofile-manager")
+	for _, bin := range []string{manager, ocmlocal.AgentImage().Path} {
+		if _, err := os.Stat(bin); err != nil {
+			t.Skipf("%s not built (make build): %v", bin, err)
+		}
+	}
+	// The chart's ClusterManagementAddOn, with a manual install strategy.
+	cma := &addonv1beta1.ClusterManagementAddOn{
+		ObjectMeta: metav1.ObjectMeta{Name: "cluster-profile-agent"},
+		Spec:       addonv1beta1.ClusterManagementAddOnSpec{InstallStrategy: addonv1beta1.InstallStrategy{Type: addonv1beta1.AddonInstallStrategyManual}},
+	}
+	if err := hub.Create(ctx, cma); err != nil {
+		t.Fatal(err)
+	}
+	proc, err := env.StartProcess("hub-clusterprofile-manager", []string{manager,
+		"--kubeconfig=" + env.Hub.KubeconfigPath, "--feature-gates=ClusterProfileAgent=true",
+		"--metrics-bind-address=0", "--health-probe-bind-address=0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proc.Stop()
+	if err := env.EnableAddon(ctx, "cluster-profile-agent", "open-cluster-management-agent-addon"); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.WaitAddonAvailable(ctx, "cluster-profile-agent"); err != nil {
+		t.Fatalf("%v (manager log: %s)", err, proc.LogPath())
+	}
 }
 
 func tokenConfig(host string, ca []byte, token string) *rest.Config {
