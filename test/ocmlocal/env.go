@@ -101,12 +101,19 @@ type UserServer struct {
 // ErrBinariesMissing is returned (wrapped) when the programs are not built.
 var ErrBinariesMissing = errors.New("OCM binaries not built")
 
+// ErrNotRoot is returned when the harness does not run as root: pod
+// sandboxes need mount and network namespaces.
+var ErrNotRoot = errors.New("the local OCM needs root for its pod sandboxes (mount and network namespaces)")
+
 // Start brings the environment up. On error everything already started is
 // stopped again.
 func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	start := time.Now()
 	if opts.Clusters == 0 {
 		opts.Clusters = 2
+	}
+	if os.Geteuid() != 0 {
+		return nil, ErrNotRoot
 	}
 	e := &Env{opts: opts, progress: opts.Progress}
 	if e.progress == nil {

@@ -338,7 +338,7 @@ func (k *kubelet) startPod(ctx context.Context, d *appsv1.Deployment, key, hash 
 	}
 	mounts, rewrites, err := podMounts(spec, volumeDirs)
 	if err != nil {
-		return nil, fmt.Errorf("Deployment %s: %w", key, err)
+		return nil, fmt.Errorf("pod of Deployment %s: %w", key, err)
 	}
 	if ptr.Deref(spec.AutomountServiceAccountToken, true) {
 		saDir, err := k.writeServiceAccount(ctx, d, p.dir)
@@ -584,7 +584,7 @@ func (k *kubelet) volumeData(ctx context.Context, v volumeFiles) (map[string][]b
 			return nil, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("Secret %s/%s: %w", v.namespace, v.secret, err)
+			return nil, fmt.Errorf("reading Secret %s/%s: %w", v.namespace, v.secret, err)
 		}
 		return s.Data, nil
 	}
@@ -593,7 +593,7 @@ func (k *kubelet) volumeData(ctx context.Context, v volumeFiles) (map[string][]b
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("ConfigMap %s/%s: %w", v.namespace, v.configMap, err)
+		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", v.namespace, v.configMap, err)
 	}
 	data := map[string][]byte{}
 	for name, value := range cm.Data {

@@ -4,7 +4,6 @@ package ocmlocal
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -199,8 +198,6 @@ func poll(ctx context.Context, timeout time.Duration, watch *process, check func
 		}
 	}
 }
-
-var errNotReady = errors.New("not ready")
 
 // Process is a program started through the environment: it logs into the
 // environment's log directory and is stopped with it.
