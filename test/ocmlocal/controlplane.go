@@ -16,7 +16,7 @@ import (
 )
 
 // ControlPlane is one Kubernetes control plane: etcd and kube-apiserver,
-// and on the hub also kube-controller-manager.
+// and kube-controller-manager.
 type ControlPlane struct {
 	Name string
 	// URL is the API server's address, https://127.0.0.1:<port>.

@@ -37,7 +37,9 @@ func (e *Env) startClusters(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for i := range e.Clusters {
 		g.Go(func() error {
-			cp, err := e.startControlPlane(gctx, "cluster"+strconv.Itoa(i+1), false)
+			// kube-controller-manager here too: default service accounts, root CA
+			// ConfigMaps, garbage collection and namespace deletion, as on any cluster.
+			cp, err := e.startControlPlane(gctx, "cluster"+strconv.Itoa(i+1), true)
 			if err != nil {
 				return err
 			}

@@ -180,7 +180,11 @@ func (k *kubelet) sync(ctx context.Context) error {
 	for i := range list.Items {
 		d := &list.Items[i]
 		key := d.Namespace + "/" + d.Name
-		if ptr.Deref(d.Spec.Replicas, 1) == 0 || d.DeletionTimestamp != nil || !k.mapsAll(d) {
+		if !k.mapsAll(d) || d.DeletionTimestamp != nil {
+			continue
+		}
+		if ptr.Deref(d.Spec.Replicas, 1) == 0 {
+			k.reportScaledDown(ctx, d)
 			continue
 		}
 		wanted[key] = true
@@ -307,6 +311,16 @@ func (k *kubelet) reportAvailable(ctx context.Context, d *appsv1.Deployment) {
 			Message: "running as a local process by the ocmlocal kubelet", LastUpdateTime: now, LastTransitionTime: now,
 		}},
 	}
+	_, _ = k.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{})
+}
+
+// reportScaledDown writes the status of a Deployment scaled to zero.
+func (k *kubelet) reportScaledDown(ctx context.Context, d *appsv1.Deployment) {
+	if d.Status.ObservedGeneration == d.Generation && d.Status.Replicas == 0 {
+		return
+	}
+	d = d.DeepCopy()
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation}
 	_, _ = k.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{})
 }
 

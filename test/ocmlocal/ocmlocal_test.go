@@ -7,10 +7,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	addonv1beta1 "open-cluster-management.io/api/addon/v1beta1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
@@ -43,7 +46,10 @@ func TestLocalOCM(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	start := time.Now()
-	env, err := ocmlocal.Start(ctx, ocmlocal.Options{Clusters: 2, ManagedServiceAccount: true, ClusterProxy: true})
+	env, err := ocmlocal.Start(ctx, ocmlocal.Options{
+		Clusters: 2, ManagedServiceAccount: true, ClusterProxy: true,
+		Images: []ocmlocal.ImageBinary{{Command: "/sleeper", Path: "/bin/sleep"}},
+	})
 	if err != nil {
 		t.Fatalf("starting local OCM: %v", err)
 	}
@@ -116,7 +122,76 @@ func TestLocalOCM(t *testing.T) {
 		g.Expect(review.Status.UserInfo.Username).To(Equal("system:serviceaccount:open-cluster-management-agent-addon:smoke"))
 	})
 
+	t.Run("the kubelet follows its Deployment", func(t *testing.T) { kubeletFollowsDeployment(ctx, t, env) })
+
 	t.Run("the kubelet runs this bundle's agent", func(t *testing.T) { agentHookRuns(ctx, t, env, hub) })
+}
+
+// kubeletFollowsDeployment: a new Deployment starts a process, a changed
+// template restarts it, scaling to zero stops it, deleting stops it.
+func kubeletFollowsDeployment(ctx context.Context, t *testing.T, env *ocmlocal.Env) {
+	g := NewWithT(t)
+	g.SetDefaultEventuallyTimeout(30 * time.Second)
+	g.SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
+	c, err := env.Cluster("cluster2").Clientset()
+	g.Expect(err).NotTo(HaveOccurred())
+	deployments := c.AppsV1().Deployments("default")
+	labels := map[string]string{"app": "sleeper"}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "sleeper", Namespace: "default"},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "s", Image: "any", Command: []string{"/sleeper", "86401"}}}},
+			},
+		},
+	}
+	_, err = deployments.Create(ctx, d, metav1.CreateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(processesWithArg).WithArguments("86401").Should(Equal(1))
+	g.Eventually(func(g Gomega) {
+		got, err := deployments.Get(ctx, d.Name, metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(got.Status.AvailableReplicas).To(BeEquivalentTo(1))
+	}).Should(Succeed())
+
+	update := func(change func(*appsv1.Deployment)) {
+		got, err := deployments.Get(ctx, d.Name, metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		change(got)
+		_, err = deployments.Update(ctx, got, metav1.UpdateOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	update(func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Command = []string{"/sleeper", "86402"} })
+	g.Eventually(processesWithArg).WithArguments("86402").Should(Equal(1))
+	g.Eventually(processesWithArg).WithArguments("86401").Should(Equal(0))
+
+	update(func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](0) })
+	g.Eventually(processesWithArg).WithArguments("86402").Should(Equal(0))
+
+	update(func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](1) })
+	g.Eventually(processesWithArg).WithArguments("86402").Should(Equal(1))
+	g.Expect(deployments.Delete(ctx, d.Name, metav1.DeleteOptions{})).To(Succeed())
+	g.Eventually(processesWithArg).WithArguments("86402").Should(Equal(0))
+}
+
+// processesWithArg counts the processes on this machine that have arg as
+// their last argument.
+func processesWithArg(arg string) int {
+	n := 0
+	paths, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range paths {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+		if args[len(args)-1] == arg {
+			n++
+		}
+	}
+	return n
 }
 
 // agentHookRuns proves the kubelet mapping for this bundle's own agent:
