@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -44,6 +45,9 @@ func (e *Env) startHub(ctx context.Context) error {
 	if err := e.installHubCRDs(webhookURL); err != nil {
 		return err
 	}
+	if err := e.startRegistrationWebhook(ctx); err != nil {
+		return err
+	}
 	if err := e.createBootstrapRBAC(ctx); err != nil {
 		return err
 	}
@@ -56,7 +60,7 @@ func (e *Env) startHub(ctx context.Context) error {
 			return err
 		}
 	}
-	e.progressf("OCM hub controllers started (registration, placement, addon manager, addon conversion webhook) in %s", since(start))
+	e.progressf("OCM hub controllers started (registration, placement, addon manager; registration and addon conversion webhooks) in %s", since(start))
 	return nil
 }
 
@@ -81,11 +85,19 @@ func (e *Env) startHubController(name, bin, sub string) (*process, error) {
 // webhook-server`, as the ClusterManager deploys it): the addon CRDs store
 // v1alpha1 and convert through it, and the addon programs here use both
 // versions (cluster-proxy's user server lists v1alpha1, addon-framework
-// writes v1beta1). It runs in a sandbox because it binds fixed ports (health
-// on :8000) on every interface.
+// writes v1beta1). It returns the conversion URL.
 func (e *Env) startAddonConversionWebhook(ctx context.Context) (string, error) {
-	certDir := filepath.Join(e.WorkDir, "hub", "addon-webhook")
-	serving, err := e.Hub.ca.serving("cluster-manager-addon-webhook", "127.0.0.1")
+	base, err := e.startWebhookServer(ctx, "addon-webhook", "addon")
+	return base + "/convert", err
+}
+
+// startWebhookServer runs one of OCM's webhook servers (`<bin>
+// webhook-server`) in a sandbox, because it binds fixed ports (health on
+// :8000) on every interface, with a serving certificate from the hub CA for
+// 127.0.0.1. It returns the server's base URL on the host.
+func (e *Env) startWebhookServer(ctx context.Context, name, bin string, args ...string) (string, error) {
+	certDir := filepath.Join(e.WorkDir, "hub", name)
+	serving, err := e.Hub.ca.serving("cluster-manager-"+name, "127.0.0.1")
 	if err != nil {
 		return "", err
 	}
@@ -97,9 +109,10 @@ func (e *Env) startAddonConversionWebhook(ctx context.Context) (string, error) {
 		return "", err
 	}
 	const insidePort = 9443
+	argv := append([]string{e.bins.path(bin), "webhook-server", fmt.Sprintf("--port=%d", insidePort), "--certdir=" + certDir}, args...)
 	sb, err := e.startSandboxed(sandboxSpec{
-		name:     "hub-addon-webhook",
-		argv:     []string{e.bins.path("addon"), "webhook-server", fmt.Sprintf("--port=%d", insidePort), "--certdir=" + certDir},
+		name:     "hub-" + name,
+		argv:     argv,
 		env:      podEnv("KUBECONFIG=" + e.Hub.KubeconfigPath),
 		outbound: []route{sameRoute(e.Hub.Port)},
 		inbound:  []route{{inside: hostPort(insidePort), host: hostPort(port)}},
@@ -107,10 +120,77 @@ func (e *Env) startAddonConversionWebhook(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	url := "https://" + hostPort(port) + "/convert"
-	return url, poll(ctx, 60*time.Second, sb.proc, func(context.Context) (bool, error) {
+	err = poll(ctx, 60*time.Second, sb.proc, func(context.Context) (bool, error) {
 		return tlsReachable(hostPort(port), e.Hub.CAData)
 	})
+	return "https://" + hostPort(port), err
+}
+
+// startRegistrationWebhook runs OCM's registration webhook as the
+// ClusterManager does (with DefaultClusterSet on) and registers it like the
+// ClusterManager's webhook configurations: it labels new ManagedClusters
+// into the "default" ManagedClusterSet, checks who may accept a cluster or
+// move it between sets, and who may bind a set into a namespace.
+func (e *Env) startRegistrationWebhook(ctx context.Context) error {
+	base, err := e.startWebhookServer(ctx, "registration-webhook", "registration", "--feature-gates=DefaultClusterSet=true")
+	if err != nil {
+		return err
+	}
+	hub, err := e.Hub.Clientset()
+	if err != nil {
+		return err
+	}
+	clusters := admissionRule("managedclusters", "*")
+	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "managedclustermutators.admission.cluster.open-cluster-management.io"},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name:                    "managedclustermutators.admission.cluster.open-cluster-management.io",
+			ClientConfig:            e.webhookClient(base, "/mutate-cluster-open-cluster-management-io-v1-managedcluster"),
+			Rules:                   clusters,
+			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			AdmissionReviewVersions: []string{"v1beta1", "v1"},
+			TimeoutSeconds:          ptr.To[int32](10),
+		}},
+	}
+	if err := createIgnoringExists(hub.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, mutating, metav1.CreateOptions{})); err != nil {
+		return fmt.Errorf("registering webhook %s: %w", mutating.Name, err)
+	}
+	for _, v := range []struct{ name, path, resource, version string }{
+		{"managedclustervalidators", "/validate-cluster-open-cluster-management-io-v1-managedcluster", "managedclusters", "*"},
+		{"managedclustersetbindingvalidators", "/validate-cluster-open-cluster-management-io-v1beta2-managedclustersetbinding", "managedclustersetbindings", "v1beta2"},
+	} {
+		name := v.name + ".admission.cluster.open-cluster-management.io"
+		validating := &admissionregistrationv1.ValidatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+				Name:                    name,
+				ClientConfig:            e.webhookClient(base, v.path),
+				Rules:                   admissionRule(v.resource, v.version),
+				FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
+				SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+				AdmissionReviewVersions: []string{"v1beta1", "v1"},
+				TimeoutSeconds:          ptr.To[int32](10),
+			}},
+		}
+		if err := createIgnoringExists(hub.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, validating, metav1.CreateOptions{})); err != nil {
+			return fmt.Errorf("registering webhook %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (e *Env) webhookClient(base, path string) admissionregistrationv1.WebhookClientConfig {
+	return admissionregistrationv1.WebhookClientConfig{URL: ptr.To(base + path), CABundle: e.Hub.CAData}
+}
+
+func admissionRule(resource, version string) []admissionregistrationv1.RuleWithOperations {
+	return []admissionregistrationv1.RuleWithOperations{{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+		Rule: admissionregistrationv1.Rule{
+			APIGroups: []string{"cluster.open-cluster-management.io"}, APIVersions: []string{version}, Resources: []string{resource},
+		},
+	}}
 }
 
 // hubCRDFiles are the hub's CRDs, from the API modules this repository pins.

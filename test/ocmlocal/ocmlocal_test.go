@@ -68,6 +68,8 @@ func TestLocalOCM(t *testing.T) {
 			g.Expect(meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)).To(BeTrue(), c.Name)
 			g.Expect(mc.Status.Version.Kubernetes).To(Equal("v1.35.4"), c.Name)
 			g.Expect(mc.Spec.ManagedClusterClientConfigs).To(ContainElement(HaveField("URL", c.URL)))
+			// Set by OCM's registration webhook (DefaultClusterSet).
+			g.Expect(mc.Labels).To(HaveKeyWithValue("cluster.open-cluster-management.io/clusterset", "default"), c.Name)
 		}
 	})
 
