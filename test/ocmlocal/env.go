@@ -86,8 +86,9 @@ type Env struct {
 // ManagedCluster is a managed cluster's control plane and its klusterlet.
 type ManagedCluster struct {
 	*ControlPlane
-	klusterlet *process
-	hubDir     string
+	klusterlet          *process
+	hubDir              string
+	bootstrapKubeconfig string
 }
 
 // UserServer is cluster-proxy's user server: a request to

@@ -80,6 +80,7 @@ func (e *Env) register(ctx context.Context, c *ManagedCluster) error {
 	if err != nil {
 		return err
 	}
+	c.bootstrapKubeconfig = bootstrap
 	if c.klusterlet, err = e.startKlusterlet(c, bootstrap); err != nil {
 		return err
 	}
@@ -232,4 +233,36 @@ func tlsReachable(addr string, caData []byte) (bool, error) {
 	}
 	conn.Close()
 	return true, nil
+}
+
+// StopKlusterlet stops a cluster's klusterlet agent, e.g. to see the hub
+// notice through the lease that the cluster is gone. Its addons keep running.
+func (e *Env) StopKlusterlet(cluster string) error {
+	c := e.Cluster(cluster)
+	if c == nil {
+		return fmt.Errorf("no managed cluster %s", cluster)
+	}
+	c.klusterlet.stop(10 * time.Second)
+	e.procs.remove(c.klusterlet)
+	e.progressf("%s klusterlet stopped", cluster)
+	return nil
+}
+
+// StartKlusterlet starts a stopped klusterlet again; it reuses its hub
+// kubeconfig (hub-kubeconfig-secret), so no new CSR is needed.
+func (e *Env) StartKlusterlet(cluster string) error {
+	c := e.Cluster(cluster)
+	if c == nil {
+		return fmt.Errorf("no managed cluster %s", cluster)
+	}
+	if ended, _ := c.klusterlet.exited(); !ended {
+		return fmt.Errorf("the klusterlet of %s is running", cluster)
+	}
+	p, err := e.startKlusterlet(c, c.bootstrapKubeconfig)
+	if err != nil {
+		return err
+	}
+	c.klusterlet = p
+	e.progressf("%s klusterlet started again", cluster)
+	return nil
 }
