@@ -33,8 +33,9 @@ TIMES="$CACHE/build-times.txt"
 # reachable from here does not know the versions the pinned releases require
 # (ocm v1.2.0 pins sigs.k8s.io/about-api v0.0.0-20250131010323-518069c31c03;
 # cluster-proxy v0.10.0 pins sigs.k8s.io/apiserver-network-proxy v0.33.0), so
-# `go build` fails verifying them. Only the builds that need it skip the
-# checksum database, and only for these two module paths.
+# `go build` fails verifying them. Only the builds that need it (OCM,
+# cluster-proxy, ANP: build_unverified) skip the checksum database, and only
+# for these two module paths.
 UNVERIFIED_MODULES="sigs.k8s.io/about-api,sigs.k8s.io/apiserver-network-proxy"
 
 log() { echo "ocm-binaries: $*" >&2; }
@@ -91,8 +92,12 @@ build_upstream() {
   local out="$1" module="$2" version="$3" pkg="$4"; shift 4
   local dir="$work/$out"
   scratch_module "$dir" "$module" "$version" "$@"
-  (cd "$dir" && build "$out" "$pkg" "" GONOSUMDB="$UNVERIFIED_MODULES")
+  (cd "$dir" && build "$out" "$pkg" "" ${NOSUMDB:+GONOSUMDB="$NOSUMDB"})
 }
+
+# build_unverified is build_upstream for the modules that require
+# UNVERIFIED_MODULES (see above).
+build_unverified() { NOSUMDB="$UNVERIFIED_MODULES" build_upstream "$@"; }
 
 need() { [ ! -x "$CACHE/$1" ]; }
 
@@ -104,7 +109,7 @@ if need kube-controller-manager; then build_kube_controller_manager "$work"; fi
 
 ocm=open-cluster-management.io/ocm
 for cmd in registration-operator registration placement addon; do
-  if need "$cmd"; then build_upstream "$cmd" "$ocm" "$OCM_VERSION" "$ocm/cmd/$cmd"; fi
+  if need "$cmd"; then build_unverified "$cmd" "$ocm" "$OCM_VERSION" "$ocm/cmd/$cmd"; fi
 done
 
 msa=open-cluster-management.io/managed-serviceaccount
@@ -114,20 +119,20 @@ if need msa; then build_upstream msa "$msa" "$MSA_VERSION" "$msa/cmd"; fi
 proxy=open-cluster-management.io/cluster-proxy
 # The image's entry points: /manager (addon manager), /cluster-proxy
 # (controllers, user-server, service-proxy), /agent (addon agent).
-if need cluster-proxy-manager; then build_upstream cluster-proxy-manager "$proxy" "$CLUSTER_PROXY_VERSION" "$proxy/cmd/addon-manager"; fi
-if need cluster-proxy; then build_upstream cluster-proxy "$proxy" "$CLUSTER_PROXY_VERSION" "$proxy/cmd/cluster-proxy"; fi
-if need cluster-proxy-addon-agent; then build_upstream cluster-proxy-addon-agent "$proxy" "$CLUSTER_PROXY_VERSION" "$proxy/cmd/addon-agent"; fi
+if need cluster-proxy-manager; then build_unverified cluster-proxy-manager "$proxy" "$CLUSTER_PROXY_VERSION" "$proxy/cmd/addon-manager"; fi
+if need cluster-proxy; then build_unverified cluster-proxy "$proxy" "$CLUSTER_PROXY_VERSION" "$proxy/cmd/cluster-proxy"; fi
+if need cluster-proxy-addon-agent; then build_unverified cluster-proxy-addon-agent "$proxy" "$CLUSTER_PROXY_VERSION" "$proxy/cmd/addon-agent"; fi
 
 anp=sigs.k8s.io/apiserver-network-proxy
 # The release's go.mod replaces its konnectivity-client with a local
 # directory; use the client published with the same release instead.
 anp_client="replace $anp/konnectivity-client => $anp/konnectivity-client $ANP_VERSION"
-if need proxy-server; then build_upstream proxy-server "$anp" "$ANP_VERSION" "$anp/cmd/server" "$anp_client"; fi
-if need proxy-agent; then build_upstream proxy-agent "$anp" "$ANP_VERSION" "$anp/cmd/agent" "$anp_client"; fi
+if need proxy-server; then build_unverified proxy-server "$anp" "$ANP_VERSION" "$anp/cmd/server" "$anp_client"; fi
+if need proxy-agent; then build_unverified proxy-agent "$anp" "$ANP_VERSION" "$anp/cmd/agent" "$anp_client"; fi
 
 for b in kube-controller-manager registration-operator registration placement addon msa \
   cluster-proxy-manager cluster-proxy cluster-proxy-addon-agent proxy-server proxy-agent; do
   if ! cmp -s "$CACHE/$b" "$OCM_BIN_DIR/$b"; then cp "$CACHE/$b" "$OCM_BIN_DIR/$b"; fi
 done
-[ -f "$TIMES" ] && log "build times (first build on this machine): $(tr '\n' ';' < "$TIMES")"
+[ -f "$TIMES" ] && log "build times recorded in $TIMES: $(tr '\n' ';' < "$TIMES")"
 echo "$OCM_BIN_DIR"
