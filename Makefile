@@ -17,10 +17,11 @@ export OCM_BIN_DIR
 CHART_DIR := charts/clusterprofile-manager
 CLUSTERPROFILE_CRD := multicluster.x-k8s.io_clusterprofiles.yaml
 
-STATICCHECK_VERSION ?= 2025.1.1
+# The module version of staticcheck 2025.1.1 (the proxy serves module versions, not release tags).
+STATICCHECK_VERSION ?= v0.6.1
 STATICCHECK := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: all build envtest ocm-binaries test unit integration chart-test manifests chart-crd lint vet fmt bench demo clean image
+.PHONY: all build envtest ocm-binaries test unit integration chart-test manifests dashboard prometheus chart-crd lint vet fmt bench demo clean image
 
 all: build
 
@@ -64,6 +65,15 @@ chart-test: envtest
 ## manifests: render the chart (gates in hack/manifests/values.yaml) into manifests/ for kubectl users
 manifests:
 	$(GO) run ./hack/manifests
+
+## dashboard: generate the chart's Grafana dashboard from hack/dashboard (a test fails while it is stale)
+dashboard:
+	$(GO) run ./hack/dashboard
+
+## prometheus: install promtool and prometheus (Debian's package) for the alert tests; needs root
+prometheus:
+	@command -v promtool >/dev/null && command -v prometheus >/dev/null || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; }
 
 ## chart-crd: copy the ClusterProfile CRD of the pinned cluster-inventory-api into the chart
 ## (a chart test fails while the copy differs)

@@ -3,10 +3,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/pflag"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -23,14 +25,28 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	logger := logging.Setup(zapOpts)
-	ctx := ctrl.LoggerInto(ctrl.SetupSignalHandler(), logger.WithName("agent"))
-	cfg, err := opts.config()
-	if err == nil {
-		err = agent.Run(ctx, cfg)
-	}
-	if err != nil {
+	logger := logging.Setup(zapOpts).WithName("agent")
+	if err := run(ctrl.SetupSignalHandler(), opts, logger); err != nil {
 		logger.Error(err, "clusterprofile-agent failed")
 		os.Exit(1)
 	}
+}
+
+// run starts the agent on a manager for the managed cluster and returns when
+// ctx ends and the agent has stopped.
+func run(ctx context.Context, opts *options, logger logr.Logger) error {
+	managed, hub, err := opts.configs()
+	if err != nil {
+		return err
+	}
+	mgrOpts := agent.ManagerOptions(opts.probeAddr)
+	mgrOpts.Logger = logger
+	mgr, err := ctrl.NewManager(managed, mgrOpts)
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := agent.Setup(mgr, opts.agent, hub); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
 }

@@ -56,20 +56,20 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 	return o, zapOpts, nil
 }
 
-// config loads both kubeconfigs.
-func (o *options) config() (agent.Config, error) {
-	hub, err := clientcmd.BuildConfigFromFlags("", o.hubKubeconfig)
+// configs loads both kubeconfigs: the managed cluster's, which the agent's
+// manager runs on, and the hub's.
+func (o *options) configs() (managed, hub *rest.Config, err error) {
+	hub, err = clientcmd.BuildConfigFromFlags("", o.hubKubeconfig)
 	if err != nil {
-		return agent.Config{}, fmt.Errorf("loading the hub kubeconfig %s: %w", o.hubKubeconfig, err)
+		return nil, nil, fmt.Errorf("loading the hub kubeconfig %s: %w", o.hubKubeconfig, err)
 	}
-	var managed *rest.Config
 	if o.kubeconfig == "" {
 		managed, err = rest.InClusterConfig()
 	} else {
 		managed, err = clientcmd.BuildConfigFromFlags("", o.kubeconfig)
 	}
 	if err != nil {
-		return agent.Config{}, fmt.Errorf("loading the managed cluster configuration: %w", err)
+		return nil, nil, fmt.Errorf("loading the managed cluster configuration: %w", err)
 	}
-	return agent.Config{Options: o.agent, Managed: managed, Hub: hub, ProbeAddr: o.probeAddr}, nil
+	return managed, hub, nil
 }

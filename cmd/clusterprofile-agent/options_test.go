@@ -74,15 +74,15 @@ func TestConfigLoadsBothKubeconfigs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := opts.config()
+	managed, hub, err := opts.configs()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Hub.Host != "https://hub:6443" || cfg.Managed.Host != "https://managed:6443" || cfg.ClusterName != "c1" {
-		t.Errorf("hub %s, managed %s, cluster %s", cfg.Hub.Host, cfg.Managed.Host, cfg.ClusterName)
+	if hub.Host != "https://hub:6443" || managed.Host != "https://managed:6443" {
+		t.Errorf("hub %s, managed %s", hub.Host, managed.Host)
 	}
 	opts.hubKubeconfig = filepath.Join(dir, "missing")
-	if _, err := opts.config(); err == nil {
+	if _, _, err := opts.configs(); err == nil {
 		t.Error("a missing hub kubeconfig should fail")
 	}
 }

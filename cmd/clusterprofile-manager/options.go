@@ -26,6 +26,9 @@ type options struct {
 	manager hubmanager.Options
 	qps     float32
 	burst   int
+	// metricsSecure is the flag; the manager's option is its negation, so
+	// that plain HTTP is never anyone's zero value.
+	metricsSecure bool
 }
 
 func parseOptions(args []string) (*options, *zap.Options, error) {
@@ -39,7 +42,11 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 	fs.BoolVar(&m.LeaderElect, "leader-elect", false, "Elect a leader so that only one replica writes.")
 	fs.StringVar(&m.LeaderElectionNamespace, "leader-election-namespace", "",
 		"Namespace of the leader election Lease (default: the pod's namespace).")
-	fs.StringVar(&m.MetricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
+	fs.StringVar(&m.MetricsAddr, "metrics-bind-address", ":8443", "Address of the Prometheus metrics endpoint; 0 disables it.")
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", true,
+		"Serve metrics over HTTPS to clients whose bearer token may GET /metrics (TokenReview and SubjectAccessReview); false serves plain HTTP to anyone.")
+	fs.StringVar(&m.MetricsCertDir, "metrics-cert-dir", "",
+		"Directory holding tls.crt and tls.key for the metrics endpoint (reloaded on change); empty: a self-signed certificate.")
 	fs.StringVar(&m.ProbeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 disables them.")
 	fs.StringVar(&m.PprofAddr, "pprof-bind-address", "", "Address to serve net/http/pprof on; empty disables it.")
 	fs.IntVar(&m.MirrorWorkers, "mirror-workers", 16, "ManagedClusters the mirror reconciles in parallel.")
@@ -74,6 +81,7 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, err
 	}
+	m.InsecureMetrics = !o.metricsSecure
 	if m.ClusterManagerName == "" {
 		return nil, nil, fmt.Errorf("--cluster-manager-name must not be empty")
 	}

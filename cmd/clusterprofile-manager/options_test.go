@@ -42,3 +42,30 @@ func TestParseOptionsDefaultsAndErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestMetricsAreSecureUnlessAskedOtherwise(t *testing.T) {
+	cases := map[string]struct {
+		args         []string
+		wantAddr     string
+		wantInsecure bool
+		wantCertDir  string
+	}{
+		"default":              {wantAddr: ":8443"},
+		"certificate given":    {args: []string{"--metrics-cert-dir=/certs"}, wantAddr: ":8443", wantCertDir: "/certs"},
+		"plain HTTP on 8080":   {args: []string{"--metrics-secure=false", "--metrics-bind-address=:8080"}, wantAddr: ":8080", wantInsecure: true},
+		"metrics switched off": {args: []string{"--metrics-bind-address=0"}, wantAddr: "0"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			opts, _, err := parseOptions(tc.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := opts.manager
+			if m.MetricsAddr != tc.wantAddr || m.InsecureMetrics != tc.wantInsecure || m.MetricsCertDir != tc.wantCertDir {
+				t.Errorf("metrics address %q, insecure %v, cert dir %q; want %q, %v, %q",
+					m.MetricsAddr, m.InsecureMetrics, m.MetricsCertDir, tc.wantAddr, tc.wantInsecure, tc.wantCertDir)
+			}
+		})
+	}
+}

@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
@@ -101,7 +102,7 @@ func newFixture(t testing.TB) *fixture {
 	}
 	framework.CreateNamespace(ctx, t, env.Client, f.namespace)
 	f.token, f.expiry = f.serviceAccountToken(t, "multikueue-sa")
-	f.createSecret(t, cpcreds.SecretName(clusterName, msaName), map[string][]byte{
+	f.createCopy(t, clusterName, msaName, map[string][]byte{
 		cpcreds.SecretKeyToken: []byte(f.token), cpcreds.SecretKeyCA: env.Config.CAData,
 	})
 	return f
@@ -131,16 +132,25 @@ func adminKubeconfig(t testing.TB) string {
 	return adminKubeconfigPath
 }
 
-func (f *fixture) createSecret(t testing.TB, name string, data map[string][]byte) {
+// createCopy writes the Secret the syncer would write for cluster and msa.
+func (f *fixture) createCopy(t testing.TB, cluster, msa string, data map[string][]byte) {
 	t.Helper()
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.namespace, Name: name, Annotations: map[string]string{
-			cpcreds.AnnotationTokenExpiration: f.expiry.Format(time.RFC3339),
-		}},
+	f.createSecret(t, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.namespace, Name: cpcreds.SecretName(cluster, msa),
+			Labels: map[string]string{cpcreds.LabelSyncedFrom: cpcreds.SyncedFromValue(cluster, msa)},
+			Annotations: map[string]string{
+				cpcreds.AnnotationSourceCluster:               cluster,
+				cpcreds.AnnotationSourceManagedServiceAccount: msa,
+				cpcreds.AnnotationTokenExpiration:             f.expiry.Format(time.RFC3339),
+			}},
 		Data: data,
-	}
+	})
+}
+
+func (f *fixture) createSecret(t testing.TB, secret *corev1.Secret) {
+	t.Helper()
 	if _, err := f.admin.CoreV1().Secrets(f.namespace).Create(framework.ContextFor(t), secret, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating secret %s: %v", name, err)
+		t.Fatalf("creating secret %s: %v", secret.Name, err)
 	}
 }
 
@@ -152,7 +162,7 @@ func (f *fixture) serviceAccountToken(t testing.TB, name string) (string, time.T
 	if _, err := f.admin.CoreV1().ServiceAccounts(f.namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating service account %s: %v", name, err)
 	}
-	request := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptrTo(int64(3600))}}
+	request := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}
 	got, err := f.admin.CoreV1().ServiceAccounts(f.namespace).CreateToken(ctx, name, request, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("requesting a token for %s: %v", name, err)
@@ -292,7 +302,11 @@ func TestPrintsExecCredential(t *testing.T) {
 
 func TestFailuresAreOneLineOnStderr(t *testing.T) {
 	f := newFixture(t)
-	f.createSecret(t, cpcreds.SecretName("cluster2", msaName), map[string][]byte{cpcreds.SecretKeyCA: env.Config.CAData})
+	f.createCopy(t, "cluster2", msaName, map[string][]byte{cpcreds.SecretKeyCA: env.Config.CAData})
+	// Somebody who may create Secrets in the namespace plants one under the
+	// name of cluster3's copy, holding a token of their own.
+	f.createSecret(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.namespace, Name: cpcreds.SecretName("cluster3", msaName)},
+		Data: map[string][]byte{cpcreds.SecretKeyToken: []byte("the planter's token")}})
 	tests := map[string]struct {
 		environment map[string]string
 		args        []string
@@ -331,6 +345,12 @@ func TestFailuresAreOneLineOnStderr(t *testing.T) {
 			args:        []string{"--managed-serviceaccount=" + msaName},
 			wantStderr:  []string{fmt.Sprintf(`secret %s/cluster2-multikueue has no "token" key`, f.namespace)},
 		},
+		"a Secret planted under the copy's name": {
+			environment: with(f.environment(f.adminKubeconfig), cpcreds.EnvExecInfo, execInfo("cluster3")),
+			args:        []string{"--managed-serviceaccount=" + msaName},
+			wantStderr: []string{fmt.Sprintf("secret %s/cluster3-multikueue is not a synced token copy", f.namespace),
+				"no label authentication.open-cluster-management.io/synced-from"},
+		},
 		"forbidden": {
 			environment: f.environment(f.consumerKubeconfig(t, "no-rbac", false)),
 			args:        []string{"--managed-serviceaccount=" + msaName},
@@ -367,22 +387,7 @@ func TestFailuresAreOneLineOnStderr(t *testing.T) {
 func TestConsumerReachesClusterWithToken(t *testing.T) {
 	f := newFixture(t)
 	t.Setenv("KUBERNETES_SERVICE_HOST", "") // client-go passes its own environment on
-	consumer := &rest.Config{
-		Host:            env.Config.Host,
-		TLSClientConfig: rest.TLSClientConfig{CAData: env.Config.CAData},
-		ExecProvider: &clientcmdapi.ExecConfig{
-			APIVersion:         clientauthenticationv1.SchemeGroupVersion.String(),
-			Command:            binary,
-			Args:               []string{"--managed-serviceaccount=" + msaName},
-			Env:                []clientcmdapi.ExecEnvVar{{Name: "KUBECONFIG", Value: f.adminKubeconfig}, {Name: "NAMESPACE", Value: f.namespace}},
-			ProvideClusterInfo: true,
-			InteractiveMode:    clientcmdapi.NeverExecInteractiveMode,
-			// What the ClusterProfile's access provider carries as the
-			// client.authentication.k8s.io/exec extension.
-			Config: &runtime.Unknown{Raw: []byte(`{"clusterName":"` + clusterName + `"}`), ContentType: runtime.ContentTypeJSON},
-		},
-	}
-	client, err := kubernetes.NewForConfig(consumer)
+	client, err := kubernetes.NewForConfig(f.consumerConfig(clusterName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,6 +400,54 @@ func TestConsumerReachesClusterWithToken(t *testing.T) {
 	want := fmt.Sprintf("system:serviceaccount:%s:multikueue-sa", f.namespace)
 	if diff := cmp.Diff(want, review.Status.UserInfo.Username); diff != "" {
 		t.Errorf("authenticated as (-want +got):\n%s", diff)
+	}
+}
+
+// TestConsumerRefusesAPlantedToken: someone allowed to create Secrets in the
+// consumer's namespace plants one, named like the copy of cluster "planted",
+// holding a real token of their own. The consumer's request must fail
+// rather than be sent as the planter.
+func TestConsumerRefusesAPlantedToken(t *testing.T) {
+	f := newFixture(t)
+	plantersToken, _ := f.serviceAccountToken(t, "planter")
+	f.createSecret(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.namespace, Name: cpcreds.SecretName("planted", msaName),
+		Annotations: map[string]string{cpcreds.AnnotationSourceCluster: "planted", cpcreds.AnnotationSourceManagedServiceAccount: msaName}},
+		Data: map[string][]byte{cpcreds.SecretKeyToken: []byte(plantersToken)}})
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	client, err := kubernetes.NewForConfig(f.consumerConfig("planted"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	review, err := client.AuthenticationV1().SelfSubjectReviews().Create(framework.ContextFor(t), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+
+	if err == nil {
+		t.Fatalf("the request went through as %q; it must fail", review.Status.UserInfo.Username)
+	}
+	// client-go passes the plugin's stderr line (checked in
+	// TestFailuresAreOneLineOnStderr) to its own stderr, not into the error.
+	if !strings.Contains(err.Error(), "getting credentials") {
+		t.Errorf("error %q is not a failure to get credentials", err)
+	}
+}
+
+// consumerConfig is the rest.Config a consumer such as MultiKueue builds for
+// cluster: client-go runs cp-creds with the cluster's exec extension.
+func (f *fixture) consumerConfig(cluster string) *rest.Config {
+	return &rest.Config{
+		Host:            env.Config.Host,
+		TLSClientConfig: rest.TLSClientConfig{CAData: env.Config.CAData},
+		ExecProvider: &clientcmdapi.ExecConfig{
+			APIVersion:         clientauthenticationv1.SchemeGroupVersion.String(),
+			Command:            binary,
+			Args:               []string{"--managed-serviceaccount=" + msaName},
+			Env:                []clientcmdapi.ExecEnvVar{{Name: "KUBECONFIG", Value: f.adminKubeconfig}, {Name: "NAMESPACE", Value: f.namespace}},
+			ProvideClusterInfo: true,
+			InteractiveMode:    clientcmdapi.NeverExecInteractiveMode,
+			// What the ClusterProfile's access provider carries as the
+			// client.authentication.k8s.io/exec extension.
+			Config: &runtime.Unknown{Raw: []byte(`{"clusterName":"` + cluster + `"}`), ContentType: runtime.ContentTypeJSON},
+		},
 	}
 }
 
@@ -436,5 +489,3 @@ func without(environment map[string]string, key string) map[string]string {
 	delete(environment, key)
 	return environment
 }
-
-func ptrTo[T any](v T) *T { return &v }

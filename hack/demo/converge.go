@@ -102,8 +102,8 @@ func profileDifferences(p *cpv1alpha1.ClusterProfile, spec *clusterSpec, set, ma
 	check("spec.clusterManager.name", p.Spec.ClusterManager.Name, managerName)
 	check("status.version.kubernetes", p.Status.Version.Kubernetes, spec.version)
 	check("status.properties", propertiesText(p.Status.Properties), claimsAsPropertiesText(spec.claims))
-	check("condition "+clusterprofile.ConditionControlPlaneHealthy,
-		conditionText(meta.FindStatusCondition(p.Status.Conditions, clusterprofile.ConditionControlPlaneHealthy)),
+	check("condition "+cpv1alpha1.ClusterConditionControlPlaneHealthy,
+		conditionText(meta.FindStatusCondition(p.Status.Conditions, cpv1alpha1.ClusterConditionControlPlaneHealthy)),
 		conditionText(&spec.available))
 	check("condition "+clusterprofile.ConditionJoined,
 		conditionStatus(p.Status.Conditions, clusterprofile.ConditionJoined), string(metav1.ConditionTrue))

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 )
@@ -89,7 +90,7 @@ func (s *scenario) clusterBecomesUnhealthy(ctx context.Context, h *hub, mgr *man
 		return err
 	}
 	fmt.Printf("    converged in %s: %s is False on each of the %d profiles of %s\n",
-		since(changed), clusterprofile.ConditionControlPlaneHealthy, s.profileCount(c2.name), c2.name)
+		since(changed), cpv1alpha1.ClusterConditionControlPlaneHealthy, s.profileCount(c2.name), c2.name)
 	return showConditions(ctx, h, c2.name)
 }
 

@@ -11,7 +11,7 @@ import (
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 )
 
 // checkSafeOnExistingHub makes sure the demo will write nothing but its own
@@ -42,7 +42,7 @@ func checkOnlyDemoObjectsPublished(ctx context.Context, c client.Client, s *scen
 		world.Bindings = append(world.Bindings, *binding)
 	}
 	for _, ns := range []string{s.kueue, s.argocd} {
-		world.Namespaces[ns] = mirror.NamespaceActive
+		world.Namespaces[ns] = membership.NamespaceActive
 	}
 	for _, spec := range s.clusters {
 		clusters = append(clusters, withDefaultSetVariant(s.managedCluster(spec, false))...)
@@ -50,7 +50,7 @@ func checkOnlyDemoObjectsPublished(ctx context.Context, c client.Client, s *scen
 	outside := sets.New[string]()
 	for i := range clusters {
 		cluster := &clusters[i]
-		for ns := range mirror.DesiredProfiles(cluster, world).Profiles {
+		for ns := range membership.Served(cluster, world) {
 			if !strings.HasPrefix(ns, existingHubPrefix) || !strings.HasPrefix(cluster.Name, existingHubPrefix) {
 				outside.Insert(ns + "/" + cluster.Name)
 			}
@@ -74,8 +74,8 @@ func withDefaultSetVariant(cluster *clusterv1.ManagedCluster) []clusterv1.Manage
 }
 
 // readWorld reads what decides where clusters are published.
-func readWorld(ctx context.Context, c client.Client) (mirror.World, []clusterv1.ManagedCluster, error) {
-	world := mirror.World{Namespaces: map[string]mirror.NamespaceState{}}
+func readWorld(ctx context.Context, c client.Client) (membership.World, []clusterv1.ManagedCluster, error) {
+	world := membership.World{Namespaces: map[string]membership.NamespaceState{}}
 	setList := &clusterv1beta2.ManagedClusterSetList{}
 	bindings := &clusterv1beta2.ManagedClusterSetBindingList{}
 	namespaces := &corev1.NamespaceList{}
@@ -87,9 +87,9 @@ func readWorld(ctx context.Context, c client.Client) (mirror.World, []clusterv1.
 	}
 	world.Sets, world.Bindings = setList.Items, bindings.Items
 	for _, ns := range namespaces.Items {
-		world.Namespaces[ns.Name] = mirror.NamespaceActive
+		world.Namespaces[ns.Name] = membership.NamespaceActive
 		if !ns.DeletionTimestamp.IsZero() {
-			world.Namespaces[ns.Name] = mirror.NamespaceTerminating
+			world.Namespaces[ns.Name] = membership.NamespaceTerminating
 		}
 	}
 	return world, clusters.Items, nil

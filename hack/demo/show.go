@@ -104,7 +104,7 @@ func showConditions(ctx context.Context, h *hub, cluster string) error {
 		if p.Name != cluster {
 			continue
 		}
-		for _, conditionType := range []string{clusterprofile.ConditionControlPlaneHealthy, clusterprofile.ConditionJoined} {
+		for _, conditionType := range []string{cpv1alpha1.ClusterConditionControlPlaneHealthy, clusterprofile.ConditionJoined} {
 			c := meta.FindStatusCondition(p.Status.Conditions, conditionType)
 			if c == nil {
 				continue

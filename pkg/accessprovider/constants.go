@@ -12,10 +12,6 @@ const (
 	// DefaultDirectEntryName names the direct entry unless configured.
 	DefaultDirectEntryName = "open-cluster-management-direct"
 
-	// ExecExtensionName is the kubeconfig cluster extension client-go hands to
-	// an exec plugin as spec.cluster.config (with provideClusterInfo).
-	ExecExtensionName = "client.authentication.k8s.io/exec"
-
 	// cluster-proxy's fixed names.
 	ProxyConfigurationName = "cluster-proxy"
 	UserServerSecretName   = "cluster-proxy-user-serving-cert"

@@ -12,7 +12,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 )
+
+// DirectWriter is who the direct source writes as, its entry named name.
+func DirectWriter(name string) profilewrite.Writer {
+	return profilewrite.Writer{FieldManager: DirectFieldManager, AccessProviders: []string{name}}
+}
 
 // Direct is the direct source: an entry that reaches the cluster's own API
 // server, for hubs that can, saving the proxy hop.
@@ -25,25 +33,23 @@ type Direct struct {
 
 var _ Source = (*Direct)(nil)
 
-func (d *Direct) EntryName() string        { return d.Name }
-func (d *Direct) FieldManager() string     { return DirectFieldManager }
-func (d *Direct) ConditionTypes() []string { return nil }
+func (d *Direct) Writer() profilewrite.Writer { return DirectWriter(d.Name) }
 
 // Desired is the entry built from the cluster's first client config.
-func (d *Direct) Desired(ctx context.Context, _ *cpv1alpha1.ClusterProfile, cluster string) (Desired, error) {
+func (d *Direct) Desired(ctx context.Context, profile *cpv1alpha1.ClusterProfile) (Desired, error) {
 	mc := &clusterv1.ManagedCluster{}
-	err := d.Reader.Get(ctx, types.NamespacedName{Name: cluster}, mc)
+	err := d.Reader.Get(ctx, types.NamespacedName{Name: profile.Name}, mc)
 	switch {
 	case apierrors.IsNotFound(err):
 		return Desired{}, nil
 	case err != nil:
-		return Desired{}, fmt.Errorf("reading ManagedCluster %s: %w", cluster, err)
+		return Desired{}, fmt.Errorf("reading ManagedCluster %s: %w", profile.Name, err)
 	}
 	return Desired{Entry: DirectEntry(d.Name, mc)}, nil
 }
 
 // Watch maps a ManagedCluster's client config changes to its profiles.
-func (d *Direct) Watch(b *builder.Builder, profiles *profileMapper) *builder.Builder {
-	return b.Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(profiles.ofCluster),
+func (d *Direct) Watch(b *builder.Builder, profiles membership.ProfileMapper) *builder.Builder {
+	return b.Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(profiles.OfCluster),
 		builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 }

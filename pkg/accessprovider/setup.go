@@ -8,84 +8,92 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
-	cpclient "sigs.k8s.io/cluster-inventory-api/client/clientset/versioned/typed/apis/v1alpha1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/component-base/featuregate"
+	proxyv1alpha1 "open-cluster-management.io/cluster-proxy/pkg/apis/proxy/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
-
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/filteredcache"
 )
 
 // Options configure the access providers.
 type Options struct {
-	ManagerName string
-	// Proxy and Direct turn the sources on. A source that is off has its
-	// entries withdrawn from every profile once, at start.
-	Proxy, Direct   bool
+	ManagerName     string
 	Endpoint        Endpoint
 	DirectEntryName string
 	Workers         int
 }
 
-// Setup registers the enabled sources' controllers and the withdrawal of the
-// disabled ones' entries.
-func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+// ProxyCapability is the cluster-proxy entry (gate
+// ClusterProfileAccessProvider). With its gate off its entries are
+// withdrawn from every profile at start: consumers must not keep using a
+// way in that nobody maintains.
+func ProxyCapability(opts Options) capability.Capability {
+	return sourceCapability("cluster-proxy access provider", features.ClusterProfileAccessProvider, ProxyWriter,
+		[]schema.GroupVersionKind{proxyv1alpha1.GroupVersion.WithKind("ManagedProxyConfiguration")},
+		func(mgr ctrl.Manager) (Source, error) {
+			// Only the user server certificate Secrets, in any namespace: the
+			// proxy namespace comes from the configuration and may change.
+			secrets, err := filteredcache.New(mgr, &corev1.Secret{}, cache.ByObject{
+				Field: fields.OneTermEqualSelector("metadata.name", UserServerSecretName),
+			})
+			if err != nil {
+				return nil, err
+			}
+			return &Proxy{Reader: mgr.GetClient(), Secrets: secrets, Endpoint: opts.Endpoint, Now: time.Now}, nil
+		}, opts)
+}
+
+// DirectCapability is the direct entry (gate ClusterProfileDirectAccess);
+// its entries too are withdrawn while its gate is off.
+func DirectCapability(opts Options) capability.Capability {
 	if opts.DirectEntryName == "" {
 		opts.DirectEntryName = DefaultDirectEntryName
 	}
-	profiles, err := clusterprofile.NewProfilesClient(mgr.GetConfig(), mgr.GetHTTPClient())
-	if err != nil {
-		return err
-	}
-	direct := &Direct{Reader: mgr.GetClient(), Name: opts.DirectEntryName}
-	proxy := &Proxy{Reader: mgr.GetClient(), Endpoint: opts.Endpoint, Now: time.Now}
-	if opts.Proxy {
-		// Only the user server certificate Secrets, in any namespace: the
-		// proxy namespace comes from the configuration and may change.
-		secrets, err := filteredcache.New(mgr, &corev1.Secret{}, cache.ByObject{
-			Field: fields.OneTermEqualSelector("metadata.name", UserServerSecretName),
-		})
-		if err != nil {
-			return err
-		}
-		proxy.Secrets = secrets
-	}
-	for _, s := range []struct {
-		source  Source
-		enabled bool
-	}{{proxy, opts.Proxy}, {direct, opts.Direct}} {
-		if !s.enabled {
-			if err := mgr.Add(withdrawal(mgr, profiles, s.source)); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := NewReconciler(mgr.GetClient(), profiles, s.source, opts.ManagerName).SetupWithManager(mgr, opts.Workers); err != nil {
-			return fmt.Errorf("setting up %s: %w", s.source.FieldManager(), err)
-		}
-	}
-	return nil
+	return sourceCapability("direct access provider", features.ClusterProfileDirectAccess, DirectWriter(opts.DirectEntryName), nil,
+		func(mgr ctrl.Manager) (Source, error) {
+			return &Direct{Reader: mgr.GetClient(), Name: opts.DirectEntryName}, nil
+		}, opts)
 }
 
-// withdrawal removes a disabled source's entries once, as the leader.
-func withdrawal(mgr ctrl.Manager, profiles cpclient.ClusterProfilesGetter, source Source) manager.RunnableFunc {
-	return func(ctx context.Context) error {
-		log := ctrl.Log.WithName("access-provider-withdrawal").WithValues("entry", source.EntryName())
-		withdrawn, err := Withdraw(ctx, mgr.GetAPIReader(), profiles, source)
-		if apierrors.IsForbidden(err) {
-			log.Info("Not allowed to withdraw the entries of a disabled access provider; grant patch on clusterprofiles/status",
-				"error", err.Error())
+func sourceCapability(name string, gate featuregate.Feature, identity profilewrite.Writer, requires []schema.GroupVersionKind,
+	newSource func(ctrl.Manager) (Source, error), opts Options) capability.Capability {
+	return capability.Capability{
+		Name:     name,
+		Gate:     gate,
+		Requires: append(append([]schema.GroupVersionKind{clusterprofile.API}, membership.APIs...), requires...),
+		Indexes:  []capability.Index{clusterprofile.NameIndex, membership.Index},
+		Setup: func(_ context.Context, mgr ctrl.Manager) error {
+			source, err := newSource(mgr)
+			if err != nil {
+				return err
+			}
+			if err := NewReconciler(mgr.GetClient(), source, opts.ManagerName).SetupWithManager(mgr, opts.Workers); err != nil {
+				return fmt.Errorf("setting up %s: %w", identity.FieldManager, err)
+			}
 			return nil
-		}
-		if err != nil {
-			log.Error(err, "Withdrawing the entries of a disabled access provider", "withdrawn", withdrawn)
-			return nil
-		}
-		if withdrawn > 0 {
-			log.Info("Withdrew the entries of a disabled access provider", "profiles", withdrawn)
-		}
-		return nil
+		},
+		Teardown: func(ctx context.Context, mgr ctrl.Manager) error {
+			return teardown(ctx, mgr, identity)
+		},
 	}
+}
+
+// teardown withdraws a disabled source's entries.
+func teardown(ctx context.Context, mgr ctrl.Manager, identity profilewrite.Writer) error {
+	log := ctrl.Log.WithName("access-provider-teardown").WithValues("entry", identity.AccessProviders[0])
+	withdrawn, err := Withdraw(ctx, mgr.GetAPIReader(), mgr.GetClient(), identity)
+	if withdrawn > 0 {
+		log.Info("Withdrew the entries of a disabled access provider", "profiles", withdrawn)
+	}
+	if apierrors.IsForbidden(err) {
+		return fmt.Errorf("not allowed to withdraw the entries of a disabled access provider; grant patch on clusterprofiles/status: %w", err)
+	}
+	return err
 }

@@ -12,6 +12,7 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"open-cluster-management.io/addon-framework/pkg/addonfactory"
@@ -21,10 +22,13 @@ import (
 	addonapiv1beta1 "open-cluster-management.io/api/addon/v1beta1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 )
 
 //go:embed manifests
@@ -70,6 +74,9 @@ func (o Options) values(*clusterv1.ManagedCluster, *addonapiv1beta1.ManagedClust
 		"Period":                 o.Period.String(),
 		"LeaseStaleAfter":        o.LeaseStaleAfter.String(),
 		"UnhealthyNodeTolerance": fmt.Sprint(o.UnhealthyNodeTolerance),
+		// The agent's RBAC names its own claims and lease.
+		"ClaimNames": agentapi.Claims,
+		"LeaseName":  agentapi.AddonName,
 	}, nil
 }
 
@@ -81,8 +88,29 @@ func registration(kubeClient kubernetes.Interface) *agent.RegistrationOption {
 	return &agent.RegistrationOption{
 		Configurations:   agent.KubeClientSignerConfigurations(agentapi.AddonName, agentapi.AgentName),
 		CSRApproveCheck:  utils.DefaultCSRApprover(agentapi.AgentName),
-		PermissionConfig: utils.NewRBACPermissionConfigBuilder(kubeClient).BindKubeClientRole(HubRole()).Build(),
+		PermissionConfig: bindHubRole(kubeClient),
 	}
+}
+
+// bindHubRole binds HubRole, in the cluster's namespace, to that cluster's
+// agent user only. addon-framework's BindKubeClientRole would bind the
+// subjects listed in the addon's status.registrations instead: those include
+// the group every cluster's agent shares (so one cluster's agent could report
+// for all of them), and the agent itself may patch that status (so it could
+// name anyone). The user here is derived from the cluster's name, which only
+// the hub's admins control; it is the one the CSR approver checks.
+func bindHubRole(kubeClient kubernetes.Interface) agent.PermissionConfigFunc {
+	return func(ctx context.Context, cluster *clusterv1.ManagedCluster, addon *addonapiv1beta1.ManagedClusterAddOn) error {
+		// A fresh Role each time: the builder sets its namespace in place.
+		bind := utils.NewRBACPermissionConfigBuilder(kubeClient).BindRoleToUser(HubRole(), AgentUser(cluster.Name)).Build()
+		return bind(ctx, cluster, addon)
+	}
+}
+
+// AgentUser is the hub user of a cluster's agent: the subject of the client
+// certificate its CSR asks for, and the only subject HubRole is bound to.
+func AgentUser(cluster string) string {
+	return agent.DefaultUser(cluster, agentapi.AddonName, agentapi.AgentName)
 }
 
 // HubRole is what the agent's hub identity may do in its cluster namespace:
@@ -95,6 +123,23 @@ func HubRole() *rbacv1.Role {
 			{APIGroups: []string{addonapiv1beta1.GroupName}, Resources: []string{"managedclusteraddons/status"},
 				ResourceNames: []string{agentapi.AddonName}, Verbs: []string{"get", "patch"}},
 		},
+	}
+}
+
+// Capability is the agent addon as the manager starts it (gate
+// ClusterProfileAgent). It needs OCM's addon and work APIs; it publishes
+// nothing on the hub that outlives it (addon-framework owns the
+// ManifestWorks, and OCM removes them with the addon).
+func Capability(opts Options) capability.Capability {
+	return capability.Capability{
+		Name: "agent addon",
+		Gate: features.ClusterProfileAgent,
+		Requires: []schema.GroupVersionKind{
+			addonapiv1beta1.SchemeGroupVersion.WithKind("ClusterManagementAddOn"),
+			addonapiv1beta1.SchemeGroupVersion.WithKind("ManagedClusterAddOn"),
+			workv1.SchemeGroupVersion.WithKind("ManifestWork"),
+		},
+		Setup: func(_ context.Context, mgr ctrl.Manager) error { return Setup(mgr, opts) },
 	}
 }
 

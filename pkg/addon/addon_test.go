@@ -97,6 +97,35 @@ func TestManifestsPerCluster(t *testing.T) {
 	}
 }
 
+// On its managed cluster the agent may change only its own claims and its
+// own lease, by name (create cannot be narrowed by name in RBAC).
+func TestManagedClusterRBACNamesTheAgentsOwnObjects(t *testing.T) {
+	var got []rbacv1.PolicyRule
+	for _, o := range render(t, "cluster1", addontesting.NewAddon(agentapi.AddonName, "cluster1")) {
+		switch r := o.(type) {
+		case *rbacv1.ClusterRole:
+			got = append(got, r.Rules...)
+		case *rbacv1.Role:
+			if r.Namespace == agentapi.DefaultInstallNamespace {
+				got = append(got, r.Rules...)
+			}
+		}
+	}
+	claims := "cluster.open-cluster-management.io"
+	leases := "coordination.k8s.io"
+	want := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list"}},
+		{NonResourceURLs: []string{"/readyz"}, Verbs: []string{"get"}},
+		{APIGroups: []string{claims}, Resources: []string{"clusterclaims"}, Verbs: []string{"list", "create"}},
+		{APIGroups: []string{claims}, Resources: []string{"clusterclaims"}, ResourceNames: agentapi.Claims, Verbs: []string{"update", "delete"}},
+		{APIGroups: []string{leases}, Resources: []string{"leases"}, Verbs: []string{"create"}},
+		{APIGroups: []string{leases}, Resources: []string{"leases"}, ResourceNames: []string{agentapi.AddonName}, Verbs: []string{"get", "update"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the agent's rules on its cluster (-want +got):\n%s", diff)
+	}
+}
+
 // The agent's hub identity may only read its own ManagedClusterAddOn and
 // write its status: no other resource, no other addon, no wildcard.
 func TestHubRoleAllowsOnlyTheAgentsOwnAddonStatus(t *testing.T) {

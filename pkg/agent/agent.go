@@ -4,7 +4,9 @@
 // scheduler leader Leases) and the nodes (AllNodesHealthy, counts, capacity),
 // reports the two conditions on its ManagedClusterAddOn on the hub and the
 // node facts as ClusterClaims on the managed cluster, writing only what
-// changed and never more often than MinWriteInterval.
+// changed and never more often than MinWriteInterval. Setup puts it on a
+// controller-runtime manager for the managed cluster: the probe loop and the
+// addon lease updater as runnables, its liveness and readiness as checks.
 package agent
 
 import (
@@ -24,7 +26,7 @@ import (
 	"k8s.io/utils/clock"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned/typed/addon/v1beta1"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned/typed/cluster/v1alpha1"
-	"sigs.k8s.io/controller-runtime/pkg/log"
+	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 // Defaults of Options.
@@ -136,8 +138,10 @@ func New(opts Options, clients Clients, clk clock.WithTicker) (*Agent, error) {
 	}, nil
 }
 
-// Run probes and reports every period until ctx ends.
+// Run probes and reports every period until ctx ends, then returns nil.
 func (a *Agent) Run(ctx context.Context) error {
+	ctrl.LoggerFrom(ctx).Info("Starting clusterprofile-agent", "cluster", a.opts.ClusterName, "addonNamespace", a.opts.AddonNamespace,
+		"period", a.opts.Period.String(), "minWriteInterval", a.opts.MinWriteInterval.String())
 	ticker := a.clock.NewTicker(a.opts.Period)
 	defer ticker.Stop()
 	for {
@@ -157,9 +161,9 @@ func (a *Agent) round(ctx context.Context) {
 	switch {
 	case ctx.Err() != nil: // shutting down
 	case errors.Is(err, errNoAnswer):
-		log.FromContext(ctx).Error(err, "Reporting nothing while the managed API server does not answer")
+		ctrl.LoggerFrom(ctx).Error(err, "Reporting nothing while the managed API server does not answer")
 	case err != nil:
-		log.FromContext(ctx).Error(err, "Round failed; retrying next period")
+		ctrl.LoggerFrom(ctx).Error(err, "Round failed; retrying next period")
 	}
 	a.roundEnded()
 }
@@ -250,7 +254,7 @@ func (a *Agent) controlPlaneLeases(ctx context.Context) (map[string]*coordinatio
 		switch {
 		case apierrors.IsNotFound(err):
 		case apierrors.IsForbidden(err):
-			log.FromContext(ctx).V(1).Info("May not read a leader Lease; its component stays unobserved", "lease", LeaseNamespace+"/"+component)
+			ctrl.LoggerFrom(ctx).V(1).Info("May not read a leader Lease; its component stays unobserved", "lease", LeaseNamespace+"/"+component)
 		case err != nil:
 			return nil, fmt.Errorf("reading Lease %s/%s: %w", LeaseNamespace, component, err)
 		default:
@@ -266,7 +270,7 @@ func (a *Agent) due(last, now time.Time) bool {
 }
 
 func (a *Agent) reportClaims(ctx context.Context, want map[string]string, now time.Time) error {
-	logger := log.FromContext(ctx)
+	logger := ctrl.LoggerFrom(ctx)
 	existing, err := a.claims.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("listing ClusterClaims: %w", err)
@@ -288,7 +292,7 @@ func (a *Agent) reportClaims(ctx context.Context, want map[string]string, now ti
 }
 
 func (a *Agent) reportHub(ctx context.Context, want []metav1.Condition, now time.Time) error {
-	logger := log.FromContext(ctx)
+	logger := ctrl.LoggerFrom(ctx)
 	if !a.hubKnownValid || now.Sub(a.hubReadAt) >= a.opts.HubResync {
 		current, err := a.hub.read(ctx)
 		if err != nil {

@@ -9,12 +9,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 )
 
 // unusedClients satisfies New for tests that send no request.
 func unusedClients(t *testing.T) Clients {
 	t.Helper()
-	clients, err := NewClients(&rest.Config{Host: "https://managed.invalid"}, &rest.Config{Host: "https://hub.invalid"})
+	managed := &rest.Config{Host: "https://managed.invalid"}
+	managedHTTP, err := rest.HTTPClientFor(managed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients, err := newClients(managed, managedHTTP, &rest.Config{Host: "https://hub.invalid"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,9 +75,12 @@ func TestNewChecksOptions(t *testing.T) {
 	}
 }
 
-func probe(t *testing.T, handler http.Handler, path string) int {
+// probe answers a request for path ("/" or "/<check>") from checks, as the
+// manager's /healthz or /readyz endpoint does.
+func probe(t *testing.T, checks map[string]healthz.Checker, path string) int {
 	t.Helper()
 	rec := httptest.NewRecorder()
+	handler := &healthz.Handler{Checks: checks}
 	handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 	return rec.Code
 }
@@ -82,14 +91,14 @@ func TestProbesAndReporting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	probes := probeHandler(a)
+	healthzChecks, readyzChecks := a.livenessChecks(), a.readinessChecks()
 	window := a.healthWindow() // 3 periods and a round: 2m0s
 
 	// Starting: alive, not ready, not reporting.
-	if code := probe(t, probes, "/healthz"); code != http.StatusOK {
+	if code := probe(t, healthzChecks, "/"); code != http.StatusOK {
 		t.Errorf("/healthz at start = %d, want 200", code)
 	}
-	if code := probe(t, probes, "/readyz"); code == http.StatusOK {
+	if code := probe(t, readyzChecks, "/"); code == http.StatusOK {
 		t.Errorf("/readyz before the first round = 200, want a failure")
 	}
 	if a.Reporting() {
@@ -99,8 +108,11 @@ func TestProbesAndReporting(t *testing.T) {
 	// A good round.
 	a.lastGoodRound.Store(clk.Now().UnixNano())
 	a.roundEnded()
-	for _, path := range []string{"/healthz", "/readyz", "/readyz/first-round"} {
-		if code := probe(t, probes, path); code != http.StatusOK {
+	for path, code := range map[string]int{
+		"/healthz": probe(t, healthzChecks, "/"), "/healthz/rounds": probe(t, healthzChecks, "/rounds"),
+		"/readyz": probe(t, readyzChecks, "/"), "/readyz/first-round": probe(t, readyzChecks, "/first-round"),
+	} {
+		if code != http.StatusOK {
 			t.Errorf("%s after a round = %d, want 200", path, code)
 		}
 	}
@@ -115,13 +127,13 @@ func TestProbesAndReporting(t *testing.T) {
 	if a.Reporting() {
 		t.Errorf("Reporting %s after the last good round = true", window+time.Second)
 	}
-	if code := probe(t, probes, "/healthz"); code != http.StatusOK {
+	if code := probe(t, healthzChecks, "/"); code != http.StatusOK {
 		t.Errorf("/healthz while rounds go on = %d, want 200", code)
 	}
 
 	// Rounds stop ending.
 	clk.Step(window)
-	if code := probe(t, probes, "/healthz"); code == http.StatusOK {
+	if code := probe(t, healthzChecks, "/"); code == http.StatusOK {
 		t.Errorf("/healthz with no round for %s = 200, want a failure", window+time.Second)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -12,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned/typed/cluster/v1alpha1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
-	"sigs.k8s.io/controller-runtime/pkg/log"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 )
@@ -106,15 +107,18 @@ func PlanClaims(want map[string]string, existing []clusterv1alpha1.ClusterClaim)
 	return plan
 }
 
+// isAgentClaim tells whether the agent wrote claim: one of its names, with
+// its label. A labelled claim of another name is somebody else's (and the
+// agent's RBAC could not touch it anyway).
 func isAgentClaim(claim *clusterv1alpha1.ClusterClaim) bool {
 	_, ok := claim.Labels[agentapi.ClaimLabel]
-	return ok
+	return ok && slices.Contains(agentapi.Claims, claim.Name)
 }
 
 // applyClaims carries out a plan, going on past a failed claim so that one
 // bad claim does not hold back the others.
 func applyClaims(ctx context.Context, claims clusterclient.ClusterClaimInterface, plan ClaimsPlan) error {
-	logger := log.FromContext(ctx)
+	logger := ctrl.LoggerFrom(ctx)
 	var errs []error
 	for i := range plan.Create {
 		claim := &plan.Create[i]

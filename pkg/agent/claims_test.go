@@ -102,7 +102,7 @@ func TestPlanClaims(t *testing.T) {
 			existing: []clusterv1alpha1.ClusterClaim{claim(agentapi.ClaimNodes, "3", true), claim(agentapi.ClaimNodesReady, "3", true)},
 			plan:     ClaimsPlan{Update: []clusterv1alpha1.ClusterClaim{claim(agentapi.ClaimNodesReady, "2", true)}},
 		},
-		"stale agent claims are deleted, others kept": {
+		"stale agent claims are deleted; others, and labelled claims of other names, kept": {
 			want: map[string]string{agentapi.ClaimNodes: "3"},
 			existing: []clusterv1alpha1.ClusterClaim{
 				claim(agentapi.ClaimNodes, "3", true),
@@ -112,7 +112,7 @@ func TestPlanClaims(t *testing.T) {
 				claim("platform.open-cluster-management.io", "AWS", false),
 				claim("unlabelled"+agentapi.ClaimSuffix, "y", false),
 			},
-			plan: ClaimsPlan{Delete: []string{agentapi.ClaimGPUAllocatable, agentapi.ClaimGPUCapacity, "old-name" + agentapi.ClaimSuffix}},
+			plan: ClaimsPlan{Delete: []string{agentapi.ClaimGPUAllocatable, agentapi.ClaimGPUCapacity}},
 		},
 		"a wanted name held by somebody else is left alone": {
 			want:     map[string]string{agentapi.ClaimNodes: "3", agentapi.ClaimNodesReady: "3"},
@@ -121,6 +121,10 @@ func TestPlanClaims(t *testing.T) {
 				Create:  []clusterv1alpha1.ClusterClaim{newClaim(agentapi.ClaimNodesReady, "3")},
 				Foreign: []string{agentapi.ClaimNodes},
 			},
+		},
+		"a label on a reserved claim does not make it the agent's": {
+			want:     map[string]string{},
+			existing: []clusterv1alpha1.ClusterClaim{claim("id.k8s.io", "abc", true)},
 		},
 		"a label with any value marks the agent's claims": {
 			want: map[string]string{},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -27,20 +28,21 @@ var ConditionTypes = []string{agentapi.ConditionControlPlaneHealthy, agentapi.Co
 // new status transitions now.
 func PlanConditions(current, want []metav1.Condition, now time.Time) ([]metav1.Condition, bool) {
 	// The API server stores seconds; a finer time would always look changed.
+	// Stamping it here, rather than leaving it to SetStatusCondition, also
+	// keeps the agent's clock (not the wall clock) the one that decides it.
 	transition := metav1.NewTime(now).Rfc3339Copy()
-	planned := make([]metav1.Condition, 0, len(want))
+	// A copy: SetStatusCondition edits the entries it finds in place.
+	merged := slices.Clone(current)
 	changed := false
 	for _, w := range want {
-		existing := meta.FindStatusCondition(current, w.Type)
-		switch {
-		case existing == nil || existing.Status != w.Status:
-			w.LastTransitionTime = transition
-			changed = true
-		default:
-			w.LastTransitionTime = existing.LastTransitionTime
-			changed = changed || existing.Reason != w.Reason || existing.Message != w.Message
-		}
-		planned = append(planned, w)
+		w.LastTransitionTime = transition
+		changed = meta.SetStatusCondition(&merged, w) || changed
+	}
+	// Only the wanted types, in want's order: the apply body names exactly the
+	// conditions the agent owns.
+	planned := make([]metav1.Condition, 0, len(want))
+	for _, w := range want {
+		planned = append(planned, *meta.FindStatusCondition(merged, w.Type))
 	}
 	return planned, changed
 }

@@ -85,6 +85,17 @@ func TestPlanConditions(t *testing.T) {
 			},
 			wantChanged: true,
 		},
+		"a condition missing on the hub transitions now, in want's order": {
+			current: []metav1.Condition{
+				cond(nodes, metav1.ConditionTrue, agentapi.ReasonAgentNodesHealthy, "3/3 nodes Ready", earlier),
+			},
+			want: wantBoth,
+			planned: []metav1.Condition{
+				cond(cp, metav1.ConditionTrue, agentapi.ReasonAgentChecksPassed, "ok", nowSeconds),
+				cond(nodes, metav1.ConditionTrue, agentapi.ReasonAgentNodesHealthy, "3/3 nodes Ready", earlier),
+			},
+			wantChanged: true,
+		},
 		"conditions of other writers play no part": {
 			current: []metav1.Condition{
 				cond("Available", metav1.ConditionTrue, "AddonAvailable", "lease fresh", earlier),
@@ -144,5 +155,20 @@ func TestApplyBodyHoldsOnlyTheAgentConditions(t *testing.T) {
 		`{"type":"ControlPlaneHealthy","status":"True","lastTransitionTime":"2026-01-02T03:04:05Z","reason":"AgentChecksPassed","message":"ok"}]}}`
 	if diff := cmp.Diff(want, string(got)); diff != "" {
 		t.Errorf("apply body (-want +got):\n%s", diff)
+	}
+}
+
+// PlanConditions works on a copy: what the agent remembers of the hub stays
+// as the hub holds it until a write succeeds.
+func TestPlanConditionsLeavesCurrentAlone(t *testing.T) {
+	earlier := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	current := []metav1.Condition{{Type: agentapi.ConditionAllNodesHealthy, Status: metav1.ConditionTrue,
+		Reason: agentapi.ReasonAgentNodesHealthy, Message: "3/3 nodes Ready", LastTransitionTime: earlier}}
+	before := append([]metav1.Condition(nil), current...)
+	want := []metav1.Condition{{Type: agentapi.ConditionAllNodesHealthy, Status: metav1.ConditionFalse,
+		Reason: agentapi.ReasonAgentNodesUnhealthy, Message: "2/3 nodes Ready"}}
+	PlanConditions(current, want, time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC))
+	if diff := cmp.Diff(before, current); diff != "" {
+		t.Errorf("current after planning (-want +got):\n%s", diff)
 	}
 }

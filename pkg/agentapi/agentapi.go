@@ -3,6 +3,8 @@
 // its reports into ClusterProfiles. Both import it so they cannot drift apart.
 package agentapi
 
+import cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+
 const (
 	// AddonName is the OCM addon (ClusterManagementAddOn and each cluster's
 	// ManagedClusterAddOn) that deploys the agent.
@@ -19,7 +21,8 @@ const (
 	// server (/readyz, etcd included), controller-manager and scheduler. A
 	// custom condition type on the ManagedClusterAddOn; the framework owns
 	// Available, ManifestApplied, RegistrationApplied, Configured, Progressing.
-	ConditionControlPlaneHealthy = "ControlPlaneHealthy"
+	// It is the ClusterProfile condition type of the same name.
+	ConditionControlPlaneHealthy = cpv1alpha1.ClusterConditionControlPlaneHealthy
 	// ConditionAllNodesHealthy tells whether no more than the tolerated
 	// number of nodes are not Ready or under pressure.
 	ConditionAllNodesHealthy = "AllNodesHealthy"
@@ -52,6 +55,13 @@ var (
 	ClaimGPUCapacity       = "gpu-capacity" + ClaimSuffix
 	ClaimGPUAllocatable    = "gpu-allocatable" + ClaimSuffix
 )
+
+// Claims lists every claim the agent may write, and so the only names its
+// managed-cluster RBAC lets it update or delete.
+var Claims = []string{
+	ClaimNodes, ClaimNodesReady, ClaimCPUCapacity, ClaimCPUAllocatable, ClaimMemoryCapacity,
+	ClaimMemoryAllocatable, ClaimPodsAllocatable, ClaimGPUCapacity, ClaimGPUAllocatable,
+}
 
 // ClaimLabel marks the ClusterClaims the agent owns, so it can find and
 // remove its own stale claims and never touches anybody else's.

@@ -16,14 +16,10 @@ const (
 	// LabelClusterName names the ManagedCluster a profile describes.
 	LabelClusterName = clusterv1.ClusterNameLabelKey
 
-	// ConditionControlPlaneHealthy is the KEP-4322 control plane condition.
-	ConditionControlPlaneHealthy = cpv1alpha1.ClusterConditionControlPlaneHealthy
-	// ConditionJoined tells whether the cluster has joined its manager.
+	// ConditionJoined tells whether the cluster has joined its manager. The
+	// other condition types of a profile are cluster-inventory-api's
+	// ControlPlaneHealthy and the agent's AllNodesHealthy (pkg/agentapi).
 	ConditionJoined = "Joined"
-	// ConditionAllNodesHealthy tells whether the cluster's nodes are Ready
-	// and free of pressure (KEP-4322 lists it as unresolved; the agent
-	// reports it).
-	ConditionAllNodesHealthy = "AllNodesHealthy"
 
 	// CRDName is the name of the ClusterProfile CustomResourceDefinition.
 	CRDName = "clusterprofiles.multicluster.x-k8s.io"

@@ -5,29 +5,31 @@ import (
 
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
 )
 
-// IndexByCluster indexes ClusterProfiles by their cluster-name label. The
-// access providers and the credential syncer use it to find a cluster's
-// profiles; the manager registers it once for all of them.
-const IndexByCluster = "metadata.labels.cluster-name"
+// IndexByName indexes ClusterProfiles by name. A cluster's profiles are all
+// named after it, so this finds them in every namespace (and any other
+// manager's profile that holds the same name). It is the name, never a
+// label, that ties a profile to a cluster: labels are whatever the
+// profile's creator wrote.
+const IndexByName = "metadata.name"
+
+// API is the ClusterProfile kind, which every capability requires.
+var API = cpv1alpha1.GroupVersion.WithKind("ClusterProfile")
+
+// NameIndex is IndexByName, for the capabilities that find a cluster's
+// profiles; it is registered once, before the first of them starts.
+var NameIndex = capability.Index{Name: IndexByName, Setup: SetupIndexes}
 
 // SetupIndexes registers the shared ClusterProfile indexes with the cache.
 func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
-	return indexer.IndexField(ctx, &cpv1alpha1.ClusterProfile{}, IndexByCluster, func(obj client.Object) []string {
-		if cluster := obj.GetLabels()[LabelClusterName]; cluster != "" {
-			return []string{cluster}
-		}
-		return nil
-	})
+	return indexer.IndexField(ctx, &cpv1alpha1.ClusterProfile{}, IndexByName, IndexProfileName)
 }
 
-// ClusterOf returns the cluster a profile of managerName describes, or ""
-// when the profile is not one the hub writers act on: another manager's,
-// without the cluster-name label, or being deleted.
-func ClusterOf(p *cpv1alpha1.ClusterProfile, managerName string) string {
-	if p.Labels[LabelClusterManager] != managerName || !p.DeletionTimestamp.IsZero() {
-		return ""
-	}
-	return p.Labels[LabelClusterName]
+// IndexProfileName is the IndexByName function (exported for tests that
+// build a fake client with the production indexes).
+func IndexProfileName(obj client.Object) []string {
+	return []string{obj.GetName()}
 }

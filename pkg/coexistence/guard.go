@@ -19,6 +19,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
 )
 
@@ -38,6 +39,19 @@ type Guard struct {
 	Recorder events.EventRecorder
 	// passive holds the last answer, to report each change once.
 	passive atomic.Bool
+}
+
+// NewGuard is the guard of a manager: it reads ClusterManagers from the
+// cache when their API is served (OCM's operator is installed), and
+// otherwise has nothing to detect.
+func NewGuard(mgr ctrl.Manager) *Guard {
+	g := &Guard{Recorder: mgr.GetEventRecorder("clusterprofile-coexistence")}
+	if capability.Served(mgr.GetRESTMapper(), operatorv1.SchemeGroupVersion.WithKind("ClusterManager")) {
+		g.Reader = mgr.GetClient()
+	} else {
+		mgr.GetLogger().WithName("coexistence").Info("ClusterManager API not served; not checking for OCM's built-in ClusterProfile mirror")
+	}
+	return g
 }
 
 // Passive tells whether a ClusterManager enables the built-in mirror.

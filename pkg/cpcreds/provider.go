@@ -17,10 +17,6 @@ import (
 	"sigs.k8s.io/cluster-inventory-api/pkg/credentialplugin"
 )
 
-// execExtension is the kubeconfig cluster extension whose content client-go
-// passes to the plugin as spec.cluster.config.
-const execExtension = "client.authentication.k8s.io/exec"
-
 // Provider implements cluster-inventory-api's credentialplugin.Provider.
 type Provider struct {
 	// Client reads the synced Secret: exactly one GET per run.
@@ -60,7 +56,7 @@ func (p *Provider) getToken(ctx context.Context, in clientauthenticationv1.ExecC
 	if err != nil {
 		return clientauthenticationv1.ExecCredentialStatus{}, err
 	}
-	if err := checkSource(secret, cluster, p.ManagedServiceAccount); err != nil {
+	if err := CheckCopy(secret, cluster, p.ManagedServiceAccount); err != nil {
 		return clientauthenticationv1.ExecCredentialStatus{}, err
 	}
 	return statusFromSecret(secret)
@@ -73,26 +69,20 @@ func (p *Provider) namespace() namespace {
 	return resolveNamespace(p.Env)
 }
 
-// execClusterConfig is the content of the client.authentication.k8s.io/exec
-// extension that the ClusterProfile's access provider carries.
-type execClusterConfig struct {
-	ClusterName string `json:"clusterName"`
-}
-
 func clusterName(in clientauthenticationv1.ExecCredential) (string, error) {
 	if in.Spec.Cluster == nil {
 		return "", errors.New("KUBERNETES_EXEC_INFO has no spec.cluster: set provideClusterInfo: true in the exec config")
 	}
 	raw := in.Spec.Cluster.Config.Raw
 	if len(raw) == 0 {
-		return "", fmt.Errorf("KUBERNETES_EXEC_INFO has no spec.cluster.config: the cluster must carry the extension %s with {\"clusterName\": \"<cluster>\"} (set by the ClusterProfile's access provider)", execExtension)
+		return "", fmt.Errorf("KUBERNETES_EXEC_INFO has no spec.cluster.config: the cluster must carry the extension %s with {\"clusterName\": \"<cluster>\"} (set by the ClusterProfile's access provider)", ExecExtensionName)
 	}
-	var cfg execClusterConfig
+	var cfg ExecClusterConfig
 	if err := json.Unmarshal(raw, &cfg); err != nil {
-		return "", fmt.Errorf("spec.cluster.config in KUBERNETES_EXEC_INFO must be a JSON object like {\"clusterName\": \"<cluster>\"} (extension %s): %w", execExtension, err)
+		return "", fmt.Errorf("spec.cluster.config in KUBERNETES_EXEC_INFO must be a JSON object like {\"clusterName\": \"<cluster>\"} (extension %s): %w", ExecExtensionName, err)
 	}
 	if cfg.ClusterName == "" {
-		return "", fmt.Errorf("spec.cluster.config in KUBERNETES_EXEC_INFO has no clusterName: the extension %s must be {\"clusterName\": \"<cluster>\"}", execExtension)
+		return "", fmt.Errorf("spec.cluster.config in KUBERNETES_EXEC_INFO has no clusterName: the extension %s must be {\"clusterName\": \"<cluster>\"}", ExecExtensionName)
 	}
 	return cfg.ClusterName, nil
 }
@@ -117,20 +107,6 @@ func (p *Provider) readSecret(ctx context.Context, ns namespace, name, cluster s
 	default:
 		return nil, fmt.Errorf("reading secret %s/%s: %w", ns.name, name, err)
 	}
-}
-
-// checkSource refuses a Secret the syncer wrote for another cluster and
-// ManagedServiceAccount whose names happen to join into the same Secret name,
-// so a consumer never gets another cluster's token. Secrets without the
-// annotations (written by older syncers) are taken as they are.
-func checkSource(secret *corev1.Secret, cluster, msa string) error {
-	gotCluster, hasCluster := secret.Annotations[AnnotationSourceCluster]
-	gotMSA, hasMSA := secret.Annotations[AnnotationSourceManagedServiceAccount]
-	if (!hasCluster || gotCluster == cluster) && (!hasMSA || gotMSA == msa) {
-		return nil
-	}
-	return fmt.Errorf("secret %s/%s holds the token of cluster %q and ManagedServiceAccount %q, not of cluster %q and %q: the two names collide; rename one of the ManagedServiceAccounts",
-		secret.Namespace, secret.Name, gotCluster, gotMSA, cluster, msa)
 }
 
 func statusFromSecret(secret *corev1.Secret) (clientauthenticationv1.ExecCredentialStatus, error) {

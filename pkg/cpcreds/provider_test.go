@@ -36,10 +36,19 @@ func execInfo(config string) clientauthenticationv1.ExecCredential {
 
 var cluster1 = execInfo(`{"clusterName":"cluster1"}`)
 
-// secretBuilder makes synced Secrets for the tests.
+// secretBuilder makes Secrets for the tests.
 type secretBuilder struct{ secret *corev1.Secret }
 
-func syncedSecret(namespace, name string) *secretBuilder {
+// syncedSecret is the copy the syncer writes of msa's token for cluster.
+func syncedSecret(namespace, cluster, msa string) *secretBuilder {
+	return plantedSecret(namespace, SecretName(cluster, msa)).
+		label(SyncedFromValue(cluster, msa)).
+		annotation(AnnotationSourceCluster, cluster).
+		annotation(AnnotationSourceManagedServiceAccount, msa)
+}
+
+// plantedSecret is a Secret under a copy's name that the syncer did not write.
+func plantedSecret(namespace, name string) *secretBuilder {
 	return &secretBuilder{&corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 		Data:       map[string][]byte{SecretKeyToken: []byte(testToken), SecretKeyCA: []byte("ca")},
@@ -48,6 +57,23 @@ func syncedSecret(namespace, name string) *secretBuilder {
 
 func (b *secretBuilder) annotation(key, value string) *secretBuilder {
 	metav1.SetMetaDataAnnotation(&b.secret.ObjectMeta, key, value)
+	return b
+}
+
+// named renames the Secret: two pairs whose names join into one Secret name
+// (cluster a + MSA b-c, cluster a-b + MSA c) compete for it.
+func (b *secretBuilder) named(name string) *secretBuilder {
+	b.secret.Name = name
+	return b
+}
+
+func (b *secretBuilder) withoutAnnotation(key string) *secretBuilder {
+	delete(b.secret.Annotations, key)
+	return b
+}
+
+func (b *secretBuilder) label(value string) *secretBuilder {
+	metav1.SetMetaDataLabel(&b.secret.ObjectMeta, LabelSyncedFrom, value)
 	return b
 }
 
@@ -77,52 +103,76 @@ func TestGetToken(t *testing.T) {
 		wantGets int
 	}{
 		"found, with expiry": {
-			secrets: []*corev1.Secret{syncedSecret(testNamespace, "cluster1-multikueue").
+			secrets: []*corev1.Secret{syncedSecret(testNamespace, "cluster1", testMSA).
 				annotation(AnnotationTokenExpiration, expiry.Format(time.RFC3339)).obj()},
 			in:       cluster1,
 			want:     clientauthenticationv1.ExecCredentialStatus{Token: testToken, ExpirationTimestamp: &metav1.Time{Time: expiry}},
 			wantGets: 1,
 		},
 		"found, expiry with a zone offset": {
-			secrets: []*corev1.Secret{syncedSecret(testNamespace, "cluster1-multikueue").
+			secrets: []*corev1.Secret{syncedSecret(testNamespace, "cluster1", testMSA).
 				annotation(AnnotationTokenExpiration, "2030-01-02T05:04:05+02:00").obj()},
 			in:       cluster1,
 			want:     clientauthenticationv1.ExecCredentialStatus{Token: testToken, ExpirationTimestamp: &metav1.Time{Time: expiry}},
 			wantGets: 1,
 		},
 		"found, without expiry annotation": {
-			secrets:  []*corev1.Secret{syncedSecret(testNamespace, "cluster1-multikueue").obj()},
+			secrets:  []*corev1.Secret{syncedSecret(testNamespace, "cluster1", testMSA).obj()},
 			in:       cluster1,
 			want:     clientauthenticationv1.ExecCredentialStatus{Token: testToken},
 			wantGets: 1,
 		},
 		"malformed expiry annotation is ignored": {
-			secrets: []*corev1.Secret{syncedSecret(testNamespace, "cluster1-multikueue").
+			secrets: []*corev1.Secret{syncedSecret(testNamespace, "cluster1", testMSA).
 				annotation(AnnotationTokenExpiration, "next tuesday").obj()},
 			in:       cluster1,
 			want:     clientauthenticationv1.ExecCredentialStatus{Token: testToken},
 			wantGets: 1,
 		},
-		"source annotations that match are fine": {
-			secrets: []*corev1.Secret{syncedSecret(testNamespace, "cluster1-multikueue").
-				annotation(AnnotationSourceCluster, "cluster1").annotation(AnnotationSourceManagedServiceAccount, "multikueue").obj()},
+		"a Secret planted under the copy's name is refused": {
+			secrets:  []*corev1.Secret{plantedSecret(testNamespace, "cluster1-multikueue").obj()},
 			in:       cluster1,
-			want:     clientauthenticationv1.ExecCredentialStatus{Token: testToken},
+			wantErr:  []string{"secret team-a/cluster1-multikueue is not a synced token copy", "no label authentication.open-cluster-management.io/synced-from"},
+			wantGets: 1,
+		},
+		"a planted Secret with the source annotations but no label is refused": {
+			secrets: []*corev1.Secret{plantedSecret(testNamespace, "cluster1-multikueue").
+				annotation(AnnotationSourceCluster, "cluster1").annotation(AnnotationSourceManagedServiceAccount, testMSA).obj()},
+			in:       cluster1,
+			wantErr:  []string{"is not a synced token copy", "no label authentication.open-cluster-management.io/synced-from"},
+			wantGets: 1,
+		},
+		"a copy without the cluster annotation is refused": {
+			secrets:  []*corev1.Secret{syncedSecret(testNamespace, "cluster1", testMSA).withoutAnnotation(AnnotationSourceCluster).obj()},
+			in:       cluster1,
+			wantErr:  []string{"not a complete synced token copy", "annotation authentication.open-cluster-management.io/synced-from-cluster is missing"},
+			wantGets: 1,
+		},
+		"a copy without the ManagedServiceAccount annotation is refused": {
+			secrets: []*corev1.Secret{syncedSecret(testNamespace, "cluster1", testMSA).
+				withoutAnnotation(AnnotationSourceManagedServiceAccount).obj()},
+			in:       cluster1,
+			wantErr:  []string{"not a complete synced token copy", "synced-from-managed-serviceaccount is missing"},
+			wantGets: 1,
+		},
+		"a copy whose label names another pair is refused": {
+			secrets:  []*corev1.Secret{syncedSecret(testNamespace, "cluster1", testMSA).label("cluster9-multikueue").obj()},
+			in:       cluster1,
+			wantErr:  []string{`label authentication.open-cluster-management.io/synced-from="cluster9-multikueue"`, `writes "cluster1-multikueue"`},
 			wantGets: 1,
 		},
 		"a colliding name holding another cluster's token is refused": {
 			// cluster "cluster1-multi" + MSA "kueue" also gives cluster1-multikueue.
-			secrets: []*corev1.Secret{syncedSecret(testNamespace, "cluster1-multikueue").
-				annotation(AnnotationSourceCluster, "cluster1-multi").annotation(AnnotationSourceManagedServiceAccount, "kueue").obj()},
+			secrets:  []*corev1.Secret{syncedSecret(testNamespace, "cluster1-multi", "kueue").named("cluster1-multikueue").obj()},
 			in:       cluster1,
 			wantErr:  []string{`holds the token of cluster "cluster1-multi" and ManagedServiceAccount "kueue"`, "collide"},
 			wantGets: 1,
 		},
 		"other clusters' and MSAs' secrets are not used": {
 			secrets: []*corev1.Secret{
-				syncedSecret(testNamespace, "cluster2-multikueue").obj(),
-				syncedSecret(testNamespace, "cluster1-argocd").obj(),
-				syncedSecret("elsewhere", "cluster1-multikueue").obj(),
+				syncedSecret(testNamespace, "cluster2", testMSA).obj(),
+				syncedSecret(testNamespace, "cluster1", "argocd").obj(),
+				syncedSecret("elsewhere", "cluster1", testMSA).obj(),
 			},
 			in:       cluster1,
 			wantErr:  []string{"secret team-a/cluster1-multikueue not found"},
@@ -139,14 +189,14 @@ func TestGetToken(t *testing.T) {
 			wantGets: 1,
 		},
 		"token key missing": {
-			secrets:  []*corev1.Secret{syncedSecret(testNamespace, "cluster1-multikueue").withoutKey(SecretKeyToken).obj()},
+			secrets:  []*corev1.Secret{syncedSecret(testNamespace, "cluster1", testMSA).withoutKey(SecretKeyToken).obj()},
 			in:       cluster1,
 			wantErr:  []string{`secret team-a/cluster1-multikueue has no "token" key`},
 			wantGets: 1,
 		},
 		"empty token": {
 			secrets: []*corev1.Secret{func() *corev1.Secret {
-				s := syncedSecret(testNamespace, "cluster1-multikueue").obj()
+				s := syncedSecret(testNamespace, "cluster1", testMSA).obj()
 				s.Data[SecretKeyToken] = nil
 				return s
 			}()},
@@ -253,7 +303,7 @@ func secretGets(actions []k8stesting.Action) int {
 }
 
 func TestGetTokenResolvesNamespaceFromEnvironment(t *testing.T) {
-	client := fake.NewClientset(syncedSecret("from-pod", "cluster1-multikueue").obj())
+	client := fake.NewClientset(syncedSecret("from-pod", "cluster1", testMSA).obj())
 	p := &Provider{Client: client, ManagedServiceAccount: testMSA, Env: Environment{
 		ReadFile: func(string) ([]byte, error) { return []byte("from-pod\n"), nil },
 	}}

@@ -13,9 +13,8 @@ const (
 	// LabelIsManagedServiceAccount marks the token Secrets the
 	// managed-serviceaccount agent writes in cluster namespaces.
 	LabelIsManagedServiceAccount = "authentication.open-cluster-management.io/is-managed-serviceaccount"
-	// LabelSyncedFrom marks a synced copy with <cluster>-<msa> (as upstream
-	// does), or a hash of it where that is no valid label value.
-	LabelSyncedFrom = "authentication.open-cluster-management.io/synced-from"
+	// LabelSyncedFrom marks a synced copy (see cpcreds.SyncedFromValue).
+	LabelSyncedFrom = cpcreds.LabelSyncedFrom
 
 	// ReasonNameCollision: two cluster/ManagedServiceAccount pairs need the
 	// same Secret name in one namespace, or another Secret holds it.

@@ -1,12 +1,16 @@
 // Package credsync copies ManagedServiceAccount tokens next to the
 // ClusterProfiles of their cluster, where consumers' cp-creds reads them.
 //
-// A copy exists exactly while its namespace holds a profile of that cluster
-// and the ManagedServiceAccount asks for sync and has a token: unbinding a
-// namespace, deleting or unlabelling the ManagedServiceAccount, or deleting
-// the profile revokes the copy at once, and a copy someone edited or deleted
-// is repaired. Only Secrets carrying the managed-serviceaccount or
-// synced-from labels are cached.
+// A copy exists exactly while its namespace serves its cluster (a Bound,
+// publishing ManagedClusterSetBinding there selects it: pkg/membership), the
+// namespace holds the hub's profile of that cluster, and the
+// ManagedServiceAccount asks for sync and has a token. Unbinding a
+// namespace, opting its binding out of publishing, deleting or unlabelling
+// the ManagedServiceAccount, or deleting the profile revokes the copy at
+// once, even while a profile lingers; a copy someone edited or deleted is
+// repaired. A profile's labels grant nothing: a profile in a namespace that
+// does not serve its cluster gets no token, whoever made it. Only Secrets
+// carrying the managed-serviceaccount or synced-from labels are cached.
 package credsync
 
 import (
@@ -17,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -27,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 )
@@ -37,7 +43,8 @@ import (
 type Reconciler struct {
 	// client reads profiles and ManagedServiceAccounts (the manager's cache)
 	// and writes Secrets.
-	client client.Client
+	client  client.Client
+	members membership.Reader
 	// tokens holds the agent's token Secrets, copies the synced copies.
 	tokens, copies client.Reader
 	// apiReader settles the rare create that finds the name taken.
@@ -45,6 +52,8 @@ type Reconciler struct {
 	recorder    events.EventRecorder
 	managerName string
 	reports     *reportonce.Memory
+	// blockers watches the Secrets that hold a name a copy needs.
+	blockers *blockers
 }
 
 // Reconcile brings one namespace's copies for one cluster in line.
@@ -60,31 +69,35 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	inNamespace, err := r.copiesIn(ctx, namespace)
+	desired := DesiredCopies(profile, cluster, sources)
+	existing, err := r.existingCopies(ctx, namespace, cluster, desired)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	steps := planCopies(cluster, DesiredCopies(profile, cluster, sources), inNamespace)
+	steps := planCopies(cluster, desired, existing)
 	if len(steps) == 0 {
 		ctrl.LoggerFrom(ctx).V(4).Info("Synced Secrets up to date")
 	}
-	return clusterprofile.ResultFor(ctx, r.execute(ctx, req.String(), sources, steps))
+	return clusterprofile.ResultFor(ctx, r.execute(ctx, namespace, cluster, sources, steps))
 }
 
-// profile returns the namespace's profile of cluster, nil when there is none
-// the syncer serves (gone, another manager's, being deleted).
+// profile returns the profile the hub publishes for cluster in namespace,
+// nil when the namespace does not serve the cluster or holds no such
+// profile (see membership.Reader.ServesProfile).
 func (r *Reconciler) profile(ctx context.Context, namespace, cluster string) (*cpv1alpha1.ClusterProfile, error) {
-	list := &cpv1alpha1.ClusterProfileList{}
-	if err := r.client.List(ctx, list, client.InNamespace(namespace),
-		client.MatchingFields{clusterprofile.IndexByCluster: cluster}); err != nil {
-		return nil, fmt.Errorf("listing ClusterProfiles of %s in %s: %w", cluster, namespace, err)
+	profile := &cpv1alpha1.ClusterProfile{}
+	err := r.client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: cluster}, profile)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading ClusterProfile %s/%s: %w", namespace, cluster, err)
 	}
-	for i := range list.Items {
-		if clusterprofile.ClusterOf(&list.Items[i], r.managerName) == cluster {
-			return &list.Items[i], nil
-		}
+	served, err := r.members.ServesProfile(ctx, profile, r.managerName)
+	if err != nil || !served {
+		return nil, err
 	}
-	return nil, nil
+	return profile, nil
 }
 
 // sources are the cluster's ManagedServiceAccounts that ask for sync, with
@@ -114,22 +127,43 @@ func (r *Reconciler) sources(ctx context.Context, cluster string) ([]Source, err
 	return sources, nil
 }
 
-func (r *Reconciler) copiesIn(ctx context.Context, namespace string) ([]*corev1.Secret, error) {
+// existingCopies returns the copies of cluster's tokens in namespace and
+// whatever copy holds a name one of desired needs (another pair's, whose
+// names join into the same Secret name), read from the copies cache.
+func (r *Reconciler) existingCopies(ctx context.Context, namespace, cluster string, desired []*corev1.Secret) ([]*corev1.Secret, error) {
 	list := &corev1.SecretList{}
-	if err := r.copies.List(ctx, list, client.InNamespace(namespace)); err != nil {
-		return nil, fmt.Errorf("listing synced Secrets in %s: %w", namespace, err)
+	if err := r.copies.List(ctx, list, client.MatchingFields{IndexCopyOf: copyKey(namespace, cluster)}); err != nil {
+		return nil, fmt.Errorf("listing synced Secrets of %s in %s: %w", cluster, namespace, err)
 	}
-	out := make([]*corev1.Secret, 0, len(list.Items))
+	out := make([]*corev1.Secret, 0, len(list.Items)+len(desired))
+	seen := sets.New[string]()
 	for i := range list.Items {
 		out = append(out, &list.Items[i])
+		seen.Insert(list.Items[i].Name)
+	}
+	for _, want := range desired {
+		if seen.Has(want.Name) {
+			continue
+		}
+		holder := &corev1.Secret{}
+		err := r.copies.Get(ctx, client.ObjectKeyFromObject(want), holder)
+		switch {
+		case err == nil:
+			out = append(out, holder)
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("reading synced Secret %s/%s: %w", want.Namespace, want.Name, err)
+		}
 	}
 	return out, nil
 }
 
 // execute carries out the steps; one failing copy does not stop the others.
-func (r *Reconciler) execute(ctx context.Context, subject string, sources []Source, steps []copyStep) error {
+// The names still held by another Secret afterwards are watched, so the copy
+// is made when the holder goes.
+func (r *Reconciler) execute(ctx context.Context, namespace, cluster string, sources []Source, steps []copyStep) error {
 	var errs []error
 	findings := map[string]string{}
+	defer func() { r.blockers.Set(namespace, cluster, sets.List(sets.KeySet(findings))) }()
 	for _, s := range steps {
 		log := ctrl.LoggerFrom(ctx).WithValues("secret", klog.KRef(r.namespaceOf(s), s.name()))
 		var err error
@@ -150,7 +184,7 @@ func (r *Reconciler) execute(ctx context.Context, subject string, sources []Sour
 			errs = append(errs, err)
 		}
 	}
-	r.reportCollisions(ctx, subject, sources, steps, findings)
+	r.reportCollisions(ctx, namespace+"/"+cluster, sources, steps, findings)
 	return errors.Join(errs...)
 }
 
@@ -176,8 +210,13 @@ func (r *Reconciler) create(ctx context.Context, want *corev1.Secret, findings m
 		return wrap(err, "creating", want)
 	}
 	holder := &corev1.Secret{}
-	if err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(want), holder); err != nil {
-		return wrap(client.IgnoreNotFound(err), "reading", want)
+	err = r.apiReader.Get(ctx, client.ObjectKeyFromObject(want), holder)
+	if apierrors.IsNotFound(err) {
+		// Freed between the create and the read: try again (with backoff).
+		return fmt.Errorf("synced Secret %s/%s: the name was taken and is free again; retrying", want.Namespace, want.Name)
+	}
+	if err != nil {
+		return wrap(err, "reading", want)
 	}
 	if !sameSource(holder, want) {
 		findings[want.Name] = describeHolder(holder)

@@ -1,13 +1,10 @@
 package credsync
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
@@ -54,7 +51,7 @@ func desiredCopy(profile *cpv1alpha1.ClusterProfile, cluster string, s Source) *
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:   profile.Namespace,
 			Name:        cpcreds.SecretName(cluster, s.MSA.Name),
-			Labels:      map[string]string{LabelSyncedFrom: SyncedFromValue(cluster, s.MSA.Name)},
+			Labels:      map[string]string{LabelSyncedFrom: cpcreds.SyncedFromValue(cluster, s.MSA.Name)},
 			Annotations: annotations,
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: cpv1alpha1.GroupVersion.String(), Kind: "ClusterProfile",
@@ -64,18 +61,6 @@ func desiredCopy(profile *cpv1alpha1.ClusterProfile, cluster string, s Source) *
 		Type: corev1.SecretTypeOpaque,
 		Data: data,
 	}
-}
-
-// SyncedFromValue is the synced-from label of a copy: <cluster>-<msa> as
-// upstream writes it, or, when that is not a valid label value (longer than
-// 63 characters, say), a stable hash of the pair.
-func SyncedFromValue(cluster, msa string) string {
-	value := cpcreds.SecretName(cluster, msa)
-	if len(validation.IsValidLabelValue(value)) == 0 {
-		return value
-	}
-	sum := sha256.Sum256([]byte(cluster + "/" + msa))
-	return "sha256-" + hex.EncodeToString(sum[:])[:48]
 }
 
 // SourceOf tells which cluster and ManagedServiceAccount a synced copy holds

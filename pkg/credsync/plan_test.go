@@ -1,7 +1,6 @@
 package credsync
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -59,19 +58,6 @@ func TestDesiredCopies(t *testing.T) {
 	}
 	if got := DesiredCopies(nil, "c1", nil); len(got) != 0 {
 		t.Errorf("no profile, no copies; got %d", len(got))
-	}
-}
-
-func TestSyncedFromValue(t *testing.T) {
-	if got := SyncedFromValue("c1", "multikueue"); got != "c1-multikueue" {
-		t.Errorf("short pair = %q", got)
-	}
-	long := SyncedFromValue(strings.Repeat("c", 60), "multikueue")
-	if len(long) > 63 || !strings.HasPrefix(long, "sha256-") {
-		t.Errorf("long pair must become a valid hashed label value, got %q", long)
-	}
-	if long != SyncedFromValue(strings.Repeat("c", 60), "multikueue") || long == SyncedFromValue(strings.Repeat("c", 61), "multikueue") {
-		t.Error("the hash must be stable and tell pairs apart")
 	}
 }
 

@@ -8,8 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -17,11 +19,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/filteredcache"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
@@ -39,9 +43,27 @@ func syncedCopies() labels.Selector {
 	return labels.NewSelector().Add(*req)
 }
 
+// IndexCopyOf indexes the copies cache by "<namespace>/<cluster>", the
+// syncer's queue key, so a reconcile reads only its own copies.
+const IndexCopyOf = "copyOf"
+
+func copyKey(namespace, cluster string) string { return namespace + "/" + cluster }
+
+// IndexCopy is the IndexCopyOf function.
+func IndexCopy(obj client.Object) []string {
+	secret, ok := obj.(*corev1.Secret)
+	if !ok {
+		return nil
+	}
+	if cluster, _, ok := SourceOf(secret); ok {
+		return []string{copyKey(secret.Namespace, cluster)}
+	}
+	return nil
+}
+
 // Setup registers the syncer. Each of its two Secret caches holds only its
 // own slice of the hub's Secrets.
-func Setup(mgr ctrl.Manager, opts Options) error {
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	tokens, err := filteredcache.New(mgr, &corev1.Secret{}, cache.ByObject{
 		Label: labels.SelectorFromSet(labels.Set{LabelIsManagedServiceAccount: "true"}),
 	})
@@ -52,19 +74,37 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
+	if err := copies.IndexField(ctx, &corev1.Secret{}, IndexCopyOf, IndexCopy); err != nil {
+		return fmt.Errorf("indexing synced Secrets: %w", err)
+	}
+	metadataClient, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return err
+	}
+	blocked := newBlockers(metadataClient)
+	if err := mgr.Add(blocked); err != nil {
+		return err
+	}
+	observeTokenExpiry(copies)
 	r := &Reconciler{
-		client: mgr.GetClient(), tokens: tokens, copies: copies, apiReader: mgr.GetAPIReader(),
-		recorder: mgr.GetEventRecorder(ControllerName), managerName: opts.ManagerName, reports: reportonce.New(),
+		client: mgr.GetClient(), members: membership.Reader{Client: mgr.GetClient()},
+		tokens: tokens, copies: copies, apiReader: mgr.GetAPIReader(),
+		recorder: mgr.GetEventRecorder(ControllerName), managerName: opts.ManagerName,
+		reports: reportonce.New(), blockers: blocked,
 	}
 	m := &keyMapper{client: mgr.GetClient()}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		Watches(&cpv1alpha1.ClusterProfile{}, handler.EnqueueRequestsFromMapFunc(m.ofProfile)).
 		Watches(&authv1beta1.ManagedServiceAccount{}, handler.EnqueueRequestsFromMapFunc(m.ofClusterNamespace)).
 		WatchesRawSource(source.Kind[client.Object](tokens, &corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(m.ofClusterNamespace))).
 		WatchesRawSource(source.Kind[client.Object](copies, &corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(m.ofCopy))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1)}).
-		Complete(r)
+		// A freed name comes as namespace/cluster, the queue key itself.
+		WatchesRawSource(source.Channel(blocked.events, &handler.EnqueueRequestForObject{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1)})
+	// Profile keys (namespace/name) are syncer keys: a profile is named
+	// after its cluster.
+	return membership.ProfileMapper{Client: mgr.GetClient()}.Watch(b).Complete(r)
 }
 
 // keyMapper maps events to (namespace, cluster) keys.
@@ -75,19 +115,16 @@ type keyMapper struct {
 // ofProfile maps a profile to its own key, whoever's it is: a profile that
 // stops being one the syncer serves must lose its copies.
 func (m *keyMapper) ofProfile(_ context.Context, obj client.Object) []reconcile.Request {
-	cluster := obj.GetLabels()[clusterprofile.LabelClusterName]
-	if cluster == "" {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: cluster}}}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}}}
 }
 
 // ofClusterNamespace maps a ManagedServiceAccount or a token Secret, which
-// live in their cluster's namespace, to every profile of that cluster.
+// live in their cluster's namespace, to every profile named after that
+// cluster.
 func (m *keyMapper) ofClusterNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
 	cluster := obj.GetNamespace()
 	profiles := &cpv1alpha1.ClusterProfileList{}
-	if err := m.client.List(ctx, profiles, client.MatchingFields{clusterprofile.IndexByCluster: cluster}); err != nil {
+	if err := m.client.List(ctx, profiles, client.MatchingFields{clusterprofile.IndexByName: cluster}, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing ClusterProfiles", "cluster", cluster)
 		return nil
 	}
@@ -113,49 +150,65 @@ func (m *keyMapper) ofCopy(_ context.Context, obj client.Object) []reconcile.Req
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: secret.Namespace, Name: cluster}}}
 }
 
-// Withdraw deletes every copy this syncer wrote; it runs, once, when the
-// syncer's gate is off, so no token copy outlives the sync that keeps it
-// current and revocable. reader must not be a cache.
-func Withdraw(ctx context.Context, reader client.Reader, writer client.Writer) (int, error) {
-	list := &corev1.SecretList{}
-	if err := reader.List(ctx, list, client.MatchingLabelsSelector{Selector: syncedCopies()}); err != nil {
-		return 0, fmt.Errorf("listing synced Secrets: %w", err)
+// Capability is the syncer as the manager starts it: gate
+// ClusterProfileCredSyncer. Its teardown deletes every copy it made, which
+// needs the right to list every Secret, so it runs only when the operator
+// asks for cleanup.
+func Capability(opts Options) capability.Capability {
+	return capability.Capability{
+		Name: "credential syncer",
+		Gate: features.ClusterProfileCredSyncer,
+		Requires: append([]schema.GroupVersionKind{clusterprofile.API,
+			authv1beta1.GroupVersion.WithKind("ManagedServiceAccount")}, membership.APIs...),
+		Indexes: []capability.Index{clusterprofile.NameIndex, membership.Index},
+		Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+			return Setup(ctx, mgr, opts)
+		},
+		Teardown:        Teardown,
+		TeardownIsOptIn: true,
 	}
-	deleted := 0
-	var errs []error
-	for i := range list.Items {
-		secret := &list.Items[i]
-		if _, _, ours := SourceOf(secret); !ours {
-			continue
-		}
-		err := client.IgnoreNotFound(writer.Delete(ctx, secret, client.Preconditions{UID: &secret.UID}))
-		metrics.SyncedSecretWrite(metrics.OpDelete, err)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("deleting synced Secret %s/%s: %w", secret.Namespace, secret.Name, err))
-			continue
-		}
-		deleted++
-	}
-	return deleted, errors.Join(errs...)
 }
 
-// Withdrawal is Withdraw as a one-shot runnable for the leader.
-func Withdrawal(mgr ctrl.Manager) manager.RunnableFunc {
-	return func(ctx context.Context) error {
-		log := ctrl.Log.WithName("credsync-withdrawal")
-		deleted, err := Withdraw(ctx, mgr.GetAPIReader(), mgr.GetClient())
-		if apierrors.IsForbidden(err) {
-			log.Info("Not allowed to delete the token copies of the disabled syncer; grant list and delete on secrets "+
-				"(chart value cleanupDisabledFeatures)", "error", err.Error())
-			return nil
-		}
-		if err != nil {
-			log.Error(err, "Deleting the synced token Secrets of the disabled syncer", "deleted", deleted)
-			return nil
-		}
-		if deleted > 0 {
-			log.Info("Deleted the synced token Secrets of the disabled syncer", "deleted", deleted)
-		}
-		return nil
+// Teardown deletes every copy this syncer wrote, so that no token copy
+// outlives the sync that keeps it current and revocable.
+func Teardown(ctx context.Context, mgr ctrl.Manager) error {
+	deleted, err := Withdraw(ctx, mgr.GetAPIReader(), mgr.GetClient())
+	if deleted > 0 {
+		ctrl.Log.WithName("credsync-teardown").Info("Deleted the synced token Secrets of the disabled syncer", "deleted", deleted)
 	}
+	if apierrors.IsForbidden(err) {
+		return fmt.Errorf("not allowed to delete the token copies of the disabled syncer; grant list and delete on secrets "+
+			"(chart value cleanupDisabledFeatures): %w", err)
+	}
+	return err
+}
+
+// withdrawPage bounds each list of copies.
+const withdrawPage = 500
+
+// Withdraw deletes every copy this syncer wrote. reader must not be a cache.
+func Withdraw(ctx context.Context, reader client.Reader, writer client.Writer) (int, error) {
+	deleted := 0
+	var errs []error
+	list := &corev1.SecretList{}
+	for more := true; more; more = list.Continue != "" {
+		if err := reader.List(ctx, list, client.MatchingLabelsSelector{Selector: syncedCopies()},
+			client.Limit(withdrawPage), client.Continue(list.Continue)); err != nil {
+			return deleted, fmt.Errorf("listing synced Secrets: %w", err)
+		}
+		for i := range list.Items {
+			secret := &list.Items[i]
+			if _, _, ours := SourceOf(secret); !ours {
+				continue
+			}
+			err := client.IgnoreNotFound(writer.Delete(ctx, secret, client.Preconditions{UID: &secret.UID}))
+			metrics.SyncedSecretWrite(metrics.OpDelete, err)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("deleting synced Secret %s/%s: %w", secret.Namespace, secret.Name, err))
+				continue
+			}
+			deleted++
+		}
+	}
+	return deleted, errors.Join(errs...)
 }

@@ -10,11 +10,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
-	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
+	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
 
 func keys(requests []reconcile.Request) []string {
@@ -30,11 +29,10 @@ func TestEventsMapToNamespaceAndClusterKeys(t *testing.T) {
 		p.Labels[clusterprofile.LabelClusterName] = cluster
 		return p
 	}
-	c := fake.NewClientBuilder().WithScheme(scheme.New()).
-		WithObjects(labelled(profile("kueue", "c1"), "c1"), labelled(profile("argocd", "c1"), "c1"), labelled(profile("kueue", "c2"), "c2")).
-		WithIndex(&cpv1alpha1.ClusterProfile{}, clusterprofile.IndexByCluster, func(o client.Object) []string {
-			return []string{o.GetLabels()[clusterprofile.LabelClusterName]}
-		}).Build()
+	c := utiltesting.NewFakeClient(labelled(profile("kueue", "c1"), "c1"), labelled(profile("argocd", "c1"), "c1"),
+		labelled(profile("kueue", "c2"), "c2"),
+		// A forgery: labelled as c1's, named otherwise. Only the name counts.
+		labelled(profile("kueue", "fake-c1"), "c1"))
 	m := &keyMapper{client: c}
 	ctx := context.Background()
 	copyOf := DesiredCopies(profile("kueue", "c1"), "c1", []Source{tokenSource("c1", "m", "t")})[0]
@@ -44,8 +42,8 @@ func TestEventsMapToNamespaceAndClusterKeys(t *testing.T) {
 		obj     client.Object
 		want    []string
 	}{
-		"a profile maps to its namespace and cluster": {m.ofProfile, labelled(profile("kueue", "c1"), "c1"), []string{"kueue/c1"}},
-		"a profile without cluster name maps nowhere": {m.ofProfile, profile("kueue", "c1"), []string{}},
+		"a profile maps to its namespace and name": {m.ofProfile, labelled(profile("kueue", "c1"), "c1"), []string{"kueue/c1"}},
+		"a profile's labels do not count":          {m.ofProfile, labelled(profile("kueue", "fake-c1"), "c1"), []string{"kueue/fake-c1"}},
 		"a ManagedServiceAccount maps to every profile of its cluster": {m.ofClusterNamespace,
 			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "c1", Name: "token"}}, []string{"argocd/c1", "kueue/c1"}},
 		"a cluster without profiles maps nowhere": {m.ofClusterNamespace,

@@ -71,6 +71,12 @@ var (
 		Help:      "Tokens not copied because another Secret holds the name (counted when first reported).",
 	})
 
+	capabilityWaiting = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Subsystem: subsystem,
+		Name:      "capability_waiting_for_api",
+		Help:      "1 while a capability whose gate is on waits for an API it requires to be served (say, an addon not yet installed).",
+	}, []string{"capability"})
+
 	registerOnce sync.Once
 )
 
@@ -78,25 +84,45 @@ var (
 func Register() {
 	registerOnce.Do(func() {
 		metrics.Registry.MustRegister(profileWrites, writeErrors, skippedClaims, nameClashes, mirrorPassive, atomicStatusLists,
-			syncedSecretWrites, syncedSecretCollisions)
+			syncedSecretWrites, syncedSecretCollisions, capabilityWaiting)
 	})
 }
 
-// ProfileWrite counts one write request and its outcome.
+// ProfileWrite counts one write request and its outcome. The error series
+// of a writer and operation exists (at 0) from its first write on, so that
+// rate() and increase() see the first failure too.
 func ProfileWrite(writer, operation string, err error) {
 	profileWrites.WithLabelValues(writer, operation).Inc()
+	errors := writeErrors.WithLabelValues(writer, operation)
 	if err != nil {
-		writeErrors.WithLabelValues(writer, operation).Inc()
+		errors.Inc()
 	}
 }
 
-// SyncedSecretWrite counts one write of a synced token Secret.
-func SyncedSecretWrite(operation string, err error) {
-	result := "ok"
-	if err != nil {
-		result = "error"
+// Name is the full name of one of this project's metrics: the subsystem
+// prefix and name.
+func Name(name string) string { return prometheus.BuildFQName("", subsystem, name) }
+
+var collectors sync.Map
+
+// RegisterCollector adds a collector that computes its metrics at scrape
+// time (from an informer cache) to controller-runtime's registry, once per
+// collector: safe to call each time a manager is built.
+func RegisterCollector(c prometheus.Collector) {
+	if _, loaded := collectors.LoadOrStore(c, struct{}{}); !loaded {
+		metrics.Registry.MustRegister(c)
 	}
-	syncedSecretWrites.WithLabelValues(operation, result).Inc()
+}
+
+// SyncedSecretWrite counts one write of a synced token Secret; both results
+// series exist from an operation's first write on.
+func SyncedSecretWrite(operation string, err error) {
+	ok, failed := syncedSecretWrites.WithLabelValues(operation, "ok"), syncedSecretWrites.WithLabelValues(operation, "error")
+	if err != nil {
+		failed.Inc()
+		return
+	}
+	ok.Inc()
 }
 
 // SyncedSecretCollision counts a newly reported name collision.
@@ -110,6 +136,11 @@ func NameClash() { nameClashes.Inc() }
 
 // SetMirrorPassive records whether the mirror is passive.
 func SetMirrorPassive(passive bool) { mirrorPassive.Set(boolToFloat(passive)) }
+
+// SetCapabilityWaiting records whether a capability waits for an API.
+func SetCapabilityWaiting(capability string, waiting bool) {
+	capabilityWaiting.WithLabelValues(capability).Set(boolToFloat(waiting))
+}
 
 // SetAtomicStatusLists records whether the CRD forces merged status writes.
 func SetAtomicStatusLists(atomic bool) { atomicStatusLists.Set(boolToFloat(atomic)) }

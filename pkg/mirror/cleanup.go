@@ -5,38 +5,81 @@ import (
 	"errors"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
-	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 )
 
-// Cleanup deletes the profiles this mirror published for managerName: those
-// of that manager that carry the mirror's field manager. It runs when the
-// ClusterProfile gate is off and the user asked for cleanup. Profiles of
-// other managers, or of the same manager name written only by someone else
-// (such as OCM's built-in mirror), are left alone.
-func Cleanup(ctx context.Context, reader client.Reader, writer client.Writer, managerName string) (int, error) {
-	list := &cpv1alpha1.ClusterProfileList{}
-	if err := reader.List(ctx, list, client.MatchingLabels{clusterprofile.LabelClusterManager: managerName}); err != nil {
-		return 0, fmt.Errorf("listing ClusterProfiles of %s: %w", managerName, err)
+// Capability is the mirror as the manager starts it: gate ClusterProfile;
+// its teardown deletes the profiles it published, which needs the right to
+// delete profiles, so it runs only when the operator asks for cleanup.
+func Capability(opts Options) capability.Capability {
+	return capability.Capability{
+		Name:     "mirror",
+		Gate:     features.ClusterProfile,
+		Requires: append([]schema.GroupVersionKind{clusterprofile.API}, membership.APIs...),
+		Indexes:  []capability.Index{clusterprofile.NameIndex, membership.Index},
+		Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+			return Setup(ctx, mgr, opts)
+		},
+		Teardown: func(ctx context.Context, mgr ctrl.Manager) error {
+			return Teardown(ctx, mgr, opts.ManagerName)
+		},
+		TeardownIsOptIn: true,
 	}
+}
+
+// Teardown deletes the profiles this mirror published, unless OCM's
+// built-in mirror is on: its profiles share the manager name.
+func Teardown(ctx context.Context, mgr ctrl.Manager, managerName string) error {
+	log := ctrl.Log.WithName("mirror-teardown")
+	if passive, err := coexistence.NewGuard(mgr).Passive(ctx); err != nil || passive {
+		log.Info("Not deleting ClusterProfiles while OCM's built-in mirror is enabled (or its state unknown)", "error", err)
+		return err
+	}
+	deleted, err := Cleanup(ctx, mgr.GetAPIReader(), clusterprofile.NewWriter(Writer, mgr.GetClient()), managerName)
+	if deleted > 0 {
+		log.Info("Deleted the ClusterProfiles this mirror had published", "deleted", deleted)
+	}
+	return err
+}
+
+// cleanupPage bounds each list: a hub may hold tens of thousands of profiles.
+const cleanupPage = 500
+
+// Cleanup deletes the profiles this mirror published for managerName: those
+// of that manager that carry the mirror's field manager. Profiles of other
+// managers, or of the same manager name written only by someone else (such
+// as OCM's built-in mirror), are left alone. reader must return
+// managedFields (an API reader, not the cache).
+func Cleanup(ctx context.Context, reader client.Reader, writer *clusterprofile.Writer, managerName string) (int, error) {
 	deleted := 0
 	var errs []error
-	for i := range list.Items {
-		p := &list.Items[i]
-		if !managedBy(p, managerName) || !clusterprofile.WrittenBy(p, FieldManager) {
-			continue
+	list := &cpv1alpha1.ClusterProfileList{}
+	for more := true; more; more = list.Continue != "" {
+		err := reader.List(ctx, list, client.MatchingLabels{clusterprofile.LabelClusterManager: managerName},
+			client.Limit(cleanupPage), client.Continue(list.Continue))
+		if err != nil {
+			return deleted, fmt.Errorf("listing ClusterProfiles of %s: %w", managerName, err)
 		}
-		err := writer.Delete(ctx, p, client.Preconditions{UID: &p.UID})
-		metrics.ProfileWrite(FieldManager, metrics.OpDelete, client.IgnoreNotFound(err))
-		switch {
-		case err == nil:
+		for i := range list.Items {
+			p := &list.Items[i]
+			if !managedBy(p, managerName) || !profilewrite.WrittenBy(p, FieldManager) {
+				continue
+			}
+			if err := writer.Delete(ctx, p); err != nil {
+				errs = append(errs, err)
+				continue
+			}
 			deleted++
-		case !apierrors.IsNotFound(err):
-			errs = append(errs, fmt.Errorf("deleting ClusterProfile %s/%s: %w", p.Namespace, p.Name, err))
 		}
 	}
 	return deleted, errors.Join(errs...)

@@ -12,7 +12,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -21,7 +20,6 @@ import (
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	operatorv1 "open-cluster-management.io/api/operator/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
-	cpclient "sigs.k8s.io/cluster-inventory-api/client/clientset/versioned/typed/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,7 +31,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
-	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 )
 
@@ -43,8 +41,8 @@ type Options struct {
 	ManagerName string
 	// Workers is the number of clusters reconciled in parallel.
 	Workers int
-	// Guard keeps the mirror passive while OCM's built-in mirror is on. Its
-	// Reader is nil when the ClusterManager API is not served.
+	// Guard keeps the mirror passive while OCM's built-in mirror is on
+	// (coexistence.NewGuard when nil).
 	Guard *coexistence.Guard
 	// AgentReports folds the cluster-profile-agent's reports into profiles.
 	AgentReports bool
@@ -57,42 +55,35 @@ type Options struct {
 // clusters whose profiles they can change.
 type Reconciler struct {
 	client      client.Client
-	applier     clusterprofile.Applier
+	writer      *clusterprofile.Writer
 	recorder    events.EventRecorder
 	managerName string
 	guard       *coexistence.Guard
-	schema      *clusterprofile.SchemaReader
-	recent      *clusterprofile.RecentWrites
 	reports     *reportonce.Memory
 	agents      bool
 }
 
 // NewReconciler builds a mirror that reads through c (normally the cache)
 // and writes profiles through profiles.
-func NewReconciler(c client.Client, profiles cpclient.ClusterProfilesGetter, recorder events.EventRecorder, opts Options) *Reconciler {
+func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options) *Reconciler {
 	return &Reconciler{
 		client:      c,
-		applier:     clusterprofile.Applier{Profiles: profiles, FieldManager: FieldManager},
+		writer:      clusterprofile.NewWriter(Writer, c),
 		recorder:    recorder,
 		managerName: opts.ManagerName,
 		guard:       opts.Guard,
-		schema:      &clusterprofile.SchemaReader{Reader: c},
-		recent:      clusterprofile.NewRecentWrites(),
 		reports:     reportonce.New(),
 		agents:      opts.AgentReports,
 	}
 }
 
-// Setup registers the mirror's indexes and controller with the manager.
+// Setup registers the mirror's controller with the manager (the indexes it
+// uses are the shared ones its Capability names).
 func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
-	if err := SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
-		return fmt.Errorf("setting up mirror indexes: %w", err)
+	if opts.Guard == nil {
+		opts.Guard = coexistence.NewGuard(mgr)
 	}
-	profiles, err := clusterprofile.NewProfilesClient(mgr.GetConfig(), mgr.GetHTTPClient())
-	if err != nil {
-		return err
-	}
-	r := NewReconciler(mgr.GetClient(), profiles, mgr.GetEventRecorder(ControllerName), opts)
+	r := NewReconciler(mgr.GetClient(), mgr.GetEventRecorder(ControllerName), opts)
 	return r.SetupWithManager(mgr, opts.Workers)
 }
 
@@ -105,9 +96,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&clusterv1beta2.ManagedClusterSetBinding{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfBinding)).
 		WatchesMetadata(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfNamespace),
-			builder.WithPredicates(namespaceLifecycleChanged())).
+			builder.WithPredicates(membership.NamespaceLifecycleChanged())).
 		// A profile is keyed by its name, which is its cluster's.
-		Watches(&cpv1alpha1.ClusterProfile{}, clusterprofile.ProfileEvents(r.recent, func(p *cpv1alpha1.ClusterProfile) reconcile.Request {
+		Watches(&cpv1alpha1.ClusterProfile{}, r.writer.Events(func(p *cpv1alpha1.ClusterProfile) reconcile.Request {
 			return reconcile.Request{NamespacedName: types.NamespacedName{Name: p.Name}}
 		})).
 		Watches(&apiextensionsv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(r.allClusters),
@@ -129,11 +120,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if passive, err := r.guard.Passive(ctx); err != nil || passive {
 		return ctrl.Result{}, err
 	}
-	cluster, err := r.getCluster(ctx, req.Name)
+	cluster, err := membership.Reader{Client: r.client}.Cluster(ctx, req.Name)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	existing, err := r.profilesNamed(ctx, req.Name)
+	existing, err := r.writer.Named(ctx, r.client, req.Name)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -141,7 +132,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	listMaps, err := r.schema.StatusListsAreMaps(ctx)
+	listMaps, err := r.writer.ListMaps(ctx)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -158,75 +149,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return clusterprofile.ResultFor(ctx, errors.Join(planErr, r.execute(ctx, cluster, steps)))
 }
 
-// getCluster returns nil when the cluster does not exist.
-func (r *Reconciler) getCluster(ctx context.Context, name string) (*clusterv1.ManagedCluster, error) {
-	cluster := &clusterv1.ManagedCluster{}
-	err := r.client.Get(ctx, types.NamespacedName{Name: name}, cluster)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading ManagedCluster %s: %w", name, err)
-	}
-	return cluster, nil
-}
-
-// profilesNamed returns every profile named name (ours and others'), with our
-// own writes that the cache has not caught up with yet.
-func (r *Reconciler) profilesNamed(ctx context.Context, name string) ([]*cpv1alpha1.ClusterProfile, error) {
-	recent := r.recent.Snapshot(name) // before the cache read; see Snapshot
-	list := &cpv1alpha1.ClusterProfileList{}
-	if err := r.client.List(ctx, list, client.MatchingFields{ProfileNameKey: name}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("listing ClusterProfiles of %s: %w", name, err)
-	}
-	cached := make([]*cpv1alpha1.ClusterProfile, 0, len(list.Items))
-	for i := range list.Items {
-		cached = append(cached, &list.Items[i])
-	}
-	return recent.Freshest(cached), nil
-}
-
 // readWorld reads the sets, the bindings of the sets that contain the
-// cluster, and the namespaces of those bindings and of existing profiles.
+// cluster, the namespaces of those bindings and of existing profiles, and the
+// agent's report.
 func (r *Reconciler) readWorld(ctx context.Context, cluster *clusterv1.ManagedCluster, existing []*cpv1alpha1.ClusterProfile) (World, error) {
-	world := World{Namespaces: map[string]NamespaceState{}}
-	if cluster != nil && cluster.DeletionTimestamp.IsZero() {
-		setList := &clusterv1beta2.ManagedClusterSetList{}
-		if err := r.client.List(ctx, setList, client.UnsafeDisableDeepCopy); err != nil {
-			return world, fmt.Errorf("listing ManagedClusterSets: %w", err)
-		}
-		world.Sets = setList.Items
-		for _, setName := range MemberSets(cluster, world.Sets) {
-			bindings := &clusterv1beta2.ManagedClusterSetBindingList{}
-			if err := r.client.List(ctx, bindings, client.MatchingFields{BindingClusterSetKey: setName}, client.UnsafeDisableDeepCopy); err != nil {
-				return world, fmt.Errorf("listing bindings of ManagedClusterSet %s: %w", setName, err)
-			}
-			world.Bindings = append(world.Bindings, bindings.Items...)
-		}
-	}
-	namespaces := make([]string, 0, len(world.Bindings)+len(existing))
-	for _, b := range world.Bindings {
-		namespaces = append(namespaces, b.Namespace)
-	}
+	namespaces := make([]string, 0, len(existing))
 	for _, p := range existing {
 		namespaces = append(namespaces, p.Namespace)
 	}
-	for _, ns := range namespaces {
-		if _, known := world.Namespaces[ns]; known {
-			continue
-		}
-		state, err := r.namespaceState(ctx, ns)
-		if err != nil {
-			return world, err
-		}
-		world.Namespaces[ns] = state
+	placement, err := membership.Reader{Client: r.client}.ClusterWorld(ctx, cluster, namespaces)
+	if err != nil {
+		return World{}, err
 	}
+	world := World{World: placement}
 	if r.agents && cluster != nil {
-		report, err := r.agentReport(ctx, cluster.Name)
-		if err != nil {
+		if world.Agent, err = r.agentReport(ctx, cluster.Name); err != nil {
 			return world, err
 		}
-		world.Agent = report
 	}
 	return world, nil
 }
@@ -250,21 +189,6 @@ func (r *Reconciler) agentReport(ctx context.Context, cluster string) (*AgentRep
 	}, nil
 }
 
-func (r *Reconciler) namespaceState(ctx context.Context, name string) (NamespaceState, error) {
-	ns := &metav1.PartialObjectMetadata{}
-	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
-	err := r.client.Get(ctx, types.NamespacedName{Name: name}, ns)
-	switch {
-	case apierrors.IsNotFound(err):
-		return NamespaceMissing, nil
-	case err != nil:
-		return NamespaceMissing, fmt.Errorf("reading Namespace %s: %w", name, err)
-	case !ns.DeletionTimestamp.IsZero():
-		return NamespaceTerminating, nil
-	}
-	return NamespaceActive, nil
-}
-
 // execute carries out the steps; one failing profile does not stop the rest.
 func (r *Reconciler) execute(ctx context.Context, cluster *clusterv1.ManagedCluster, steps []step) error {
 	var errs []error
@@ -284,58 +208,12 @@ func (r *Reconciler) executeStep(ctx context.Context, s step) error {
 		return nil // reported by reportFindings; retried when the other profile changes
 	case s.delete:
 		log.V(2).Info("Deleting ClusterProfile that is no longer wanted")
-		return r.deleteProfile(ctx, s.current)
+		return r.writer.Delete(ctx, s.current)
 	case s.current == nil:
 		log.V(2).Info("Creating ClusterProfile")
-		created, err := r.applyMeta(ctx, *s.meta, metrics.OpCreate)
-		if err != nil || s.status == nil {
-			return err
-		}
-		_, err = r.writeStatus(ctx, created, *s.status)
-		return err
+	default:
+		log.V(2).Info("Updating ClusterProfile", "status", s.write.Status != nil, "metadata", s.write.Meta != nil)
 	}
-	// Status first: on atomic-list CRDs the metadata records which properties
-	// the mirror owns, and must not claim new ones before they are written.
-	if s.status != nil {
-		log.V(2).Info("Updating ClusterProfile status")
-		if _, err := r.writeStatus(ctx, s.current, *s.status); err != nil {
-			return err
-		}
-	}
-	if s.meta != nil {
-		log.V(2).Info("Updating ClusterProfile metadata")
-		_, err := r.applyMeta(ctx, *s.meta, metrics.OpMetadata)
-		return err
-	}
-	return nil
-}
-
-func (r *Reconciler) applyMeta(ctx context.Context, m clusterprofile.MetaApply, op string) (*cpv1alpha1.ClusterProfile, error) {
-	p, err := r.applier.ApplyMeta(ctx, m)
-	metrics.ProfileWrite(FieldManager, op, err)
-	if err != nil {
-		return nil, err
-	}
-	r.recent.Wrote(p)
-	return p, nil
-}
-
-func (r *Reconciler) writeStatus(ctx context.Context, current *cpv1alpha1.ClusterProfile, w clusterprofile.StatusWrite) (*cpv1alpha1.ClusterProfile, error) {
-	p, err := r.applier.WriteStatus(ctx, current, w)
-	metrics.ProfileWrite(FieldManager, metrics.OpStatus, err)
-	if err != nil {
-		return nil, err
-	}
-	r.recent.Wrote(p)
-	return p, nil
-}
-
-func (r *Reconciler) deleteProfile(ctx context.Context, p *cpv1alpha1.ClusterProfile) error {
-	err := r.client.Delete(ctx, p, client.Preconditions{UID: &p.UID})
-	metrics.ProfileWrite(FieldManager, metrics.OpDelete, client.IgnoreNotFound(err))
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting ClusterProfile %s/%s: %w", p.Namespace, p.Name, err)
-	}
-	r.recent.Deleted(p)
-	return nil
+	_, err := r.writer.Execute(ctx, s.write)
+	return err
 }

@@ -2,40 +2,24 @@ package mirror
 
 import (
 	"fmt"
-	"sort"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
-	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
-	clustersdkv1beta2 "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1beta2"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 )
 
-// NamespaceState is what the mirror needs to know of a namespace.
-type NamespaceState int
-
-const (
-	NamespaceMissing NamespaceState = iota
-	NamespaceActive
-	NamespaceTerminating
-)
-
-// World is the part of the hub that decides where one cluster is published.
+// World is the part of the hub that decides where one cluster is published
+// and what its profiles say.
 type World struct {
-	// Sets are the ManagedClusterSets to consider (others simply do not count).
-	Sets []clusterv1beta2.ManagedClusterSet
-	// Bindings are the ManagedClusterSetBindings of those sets.
-	Bindings []clusterv1beta2.ManagedClusterSetBinding
-	// Namespaces holds the state of every namespace of a binding or of an
-	// existing profile; an absent namespace is missing.
-	Namespaces map[string]NamespaceState
+	membership.World
 	// Agent is the cluster-profile-agent's report; nil when the agent
 	// feature is off, so the klusterlet's conditions are mirrored as they are.
 	Agent *AgentReport
@@ -84,61 +68,15 @@ const (
 )
 
 // DesiredProfiles decides, from the world alone, which namespaces publish the
-// cluster and what its profiles say. A nil or deleting cluster has none.
+// cluster (membership.Served) and what its profiles say. A nil or deleting
+// cluster has none.
 func DesiredProfiles(cluster *clusterv1.ManagedCluster, world World) Desired {
-	desired := Desired{Profiles: map[string]string{}}
+	desired := Desired{Profiles: membership.Served(cluster, world.World)}
 	if cluster == nil || !cluster.DeletionTimestamp.IsZero() {
 		return desired
 	}
-	memberSets := sets.New(MemberSets(cluster, world.Sets)...)
-	setsByNamespace := map[string][]string{}
-	for i := range world.Bindings {
-		binding := &world.Bindings[i]
-		if !memberSets.Has(binding.Spec.ClusterSet) ||
-			!meta.IsStatusConditionTrue(binding.Status.Conditions, clusterv1beta2.ClusterSetBindingBoundType) ||
-			world.Namespaces[binding.Namespace] != NamespaceActive {
-			continue
-		}
-		setsByNamespace[binding.Namespace] = append(setsByNamespace[binding.Namespace], binding.Spec.ClusterSet)
-	}
-	for ns, setNames := range setsByNamespace {
-		desired.Profiles[ns] = chooseClusterSet(cluster, setNames)
-	}
 	desired.Status, desired.SkippedClaims = desiredStatus(cluster, world.Agent)
 	return desired
-}
-
-// MemberSets returns the names of the sets whose selector picks the cluster.
-// Sets being deleted and sets with a selector that cannot be evaluated pick
-// nothing.
-func MemberSets(cluster *clusterv1.ManagedCluster, all []clusterv1beta2.ManagedClusterSet) []string {
-	var names []string
-	for i := range all {
-		set := &all[i]
-		if !set.DeletionTimestamp.IsZero() {
-			continue
-		}
-		selector, err := clustersdkv1beta2.BuildClusterSelector(set)
-		if err == nil && selector.Matches(labels.Set(cluster.Labels)) {
-			names = append(names, set.Name)
-		}
-	}
-	return names
-}
-
-// chooseClusterSet picks the set a profile is labelled with when several
-// bound sets of one namespace contain the cluster: the cluster's own
-// exclusive set if it is one of them, else the first by name, so the label is
-// stable across reconciles.
-func chooseClusterSet(cluster *clusterv1.ManagedCluster, setNames []string) string {
-	own := cluster.Labels[clusterv1beta2.ClusterSetLabel]
-	for _, name := range setNames {
-		if name == own {
-			return own
-		}
-	}
-	sort.Strings(setNames)
-	return setNames[0]
 }
 
 func desiredStatus(cluster *clusterv1.ManagedCluster, agent *AgentReport) (Status, []SkippedClaim) {
@@ -147,7 +85,7 @@ func desiredStatus(cluster *clusterv1.ManagedCluster, agent *AgentReport) (Statu
 		status.Conditions = append(status.Conditions, *c)
 	}
 	if agent != nil && agent.Fresh && agent.Nodes != nil {
-		status.Conditions = append(status.Conditions, fromAgent(*agent.Nodes, clusterprofile.ConditionAllNodesHealthy))
+		status.Conditions = append(status.Conditions, fromAgent(*agent.Nodes, agentapi.ConditionAllNodesHealthy))
 	}
 	if c := mirroredCondition(cluster, clusterv1.ManagedClusterConditionJoined,
 		clusterprofile.ConditionJoined, defaultJoinedReason); c != nil {
@@ -163,11 +101,11 @@ func desiredStatus(cluster *clusterv1.ManagedCluster, agent *AgentReport) (Statu
 // fallback says so in its reason, and keeps the klusterlet's in the message.
 func controlPlaneCondition(cluster *clusterv1.ManagedCluster, agent *AgentReport) *metav1.Condition {
 	if agent != nil && agent.Fresh && agent.ControlPlane != nil {
-		c := fromAgent(*agent.ControlPlane, clusterprofile.ConditionControlPlaneHealthy)
+		c := fromAgent(*agent.ControlPlane, cpv1alpha1.ClusterConditionControlPlaneHealthy)
 		return &c
 	}
 	c := mirroredCondition(cluster, clusterv1.ManagedClusterConditionAvailable,
-		clusterprofile.ConditionControlPlaneHealthy, defaultControlPlaneReason)
+		cpv1alpha1.ClusterConditionControlPlaneHealthy, defaultControlPlaneReason)
 	if c == nil || agent == nil {
 		return c
 	}
@@ -244,8 +182,8 @@ func invalidClaim(claim clusterv1.ManagedClusterClaim, seen sets.Set[string]) st
 }
 
 // profileMeta is the mirror's metadata and spec for a profile.
-func profileMeta(key types.NamespacedName, clusterSet, managerName string) clusterprofile.MetaApply {
-	return clusterprofile.MetaApply{
+func profileMeta(key types.NamespacedName, clusterSet, managerName string) profilewrite.MetaApply {
+	return profilewrite.MetaApply{
 		NamespacedName: key,
 		Labels: map[string]string{
 			clusterprofile.LabelClusterManager: managerName,

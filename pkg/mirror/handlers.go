@@ -12,7 +12,6 @@ import (
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -145,16 +144,6 @@ func requestsFor(names sets.Set[string]) []reconcile.Request {
 		requests = append(requests, reconcile.Request{NamespacedName: types.NamespacedName{Name: name}})
 	}
 	return requests
-}
-
-// namespaceLifecycleChanged passes namespace creations, deletions and the
-// start of termination; other namespace updates cannot change a profile.
-func namespaceLifecycleChanged() predicate.Predicate {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			return e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero()
-		},
-	}
 }
 
 func isClusterProfileCRD() predicate.Predicate {

@@ -8,23 +8,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
 
 // The map functions are pure reads of the cache; a fake client with the
 // same indexes stands in for it here (wiring is covered by the integration tests).
 func newMapTestReconciler(objs ...client.Object) *Reconciler {
-	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).
-		WithIndex(&cpv1alpha1.ClusterProfile{}, ProfileNameKey, indexProfileName).
-		WithIndex(&utiltesting.MakeBinding("", "").ManagedClusterSetBinding, BindingClusterSetKey, indexBindingClusterSet).
-		Build()
-	return NewReconciler(c, nil, nil, Options{ManagerName: testManager})
+	return NewReconciler(utiltesting.NewFakeClient(objs...), nil, Options{ManagerName: testManager})
 }
 
 func names(requests []reconcile.Request) []string {

@@ -12,6 +12,7 @@ import (
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
 
@@ -84,15 +85,15 @@ func planView(steps []step) map[string]string {
 		case s.current == nil:
 			parts = append(parts, "create")
 		}
-		if s.status != nil {
-			if s.status.Merged != nil {
+		if s.write != nil && s.write.Status != nil {
+			if s.write.Status.Merged != nil {
 				parts = append(parts, "merge-status")
 			} else {
 				parts = append(parts, "status")
 			}
 		}
 		// An existing profile's status is written before its metadata.
-		if s.current != nil && s.meta != nil {
+		if s.current != nil && s.write != nil && s.write.Meta != nil {
 			parts = append(parts, "meta")
 		}
 		out[s.key.Namespace] = strings.Join(parts, "+")
@@ -117,7 +118,7 @@ func TestPlan(t *testing.T) {
 		desired    map[string]string
 		status     Status
 		existing   []*cpv1alpha1.ClusterProfile
-		namespaces map[string]NamespaceState
+		namespaces map[string]membership.NamespaceState
 		want       map[string]string
 	}{
 		"creates with one apply each for metadata and status": {
@@ -166,7 +167,7 @@ func TestPlan(t *testing.T) {
 				utiltesting.MakeClusterProfile("foreign", "c1", "fleet").Obj(),
 				deleting,
 			},
-			namespaces: map[string]NamespaceState{"gone": NamespaceActive, "terminating": NamespaceTerminating, "foreign": NamespaceActive},
+			namespaces: map[string]membership.NamespaceState{"gone": membership.NamespaceActive, "terminating": membership.NamespaceTerminating, "foreign": membership.NamespaceActive},
 			want:       map[string]string{"gone": "delete"},
 		},
 		"a wanted profile that is being deleted waits for its deletion": {
@@ -247,7 +248,7 @@ func TestPlanOnAtomicStatusLists(t *testing.T) {
 			if tc.wantProperties == nil {
 				return
 			}
-			merged := steps[0].status.Merged
+			merged := steps[0].write.Status.Merged
 			if diff := cmp.Diff(tc.wantProperties, merged.Properties); diff != "" {
 				t.Errorf("merged properties (-want +got):\n%s", diff)
 			}
@@ -258,8 +259,8 @@ func TestPlanOnAtomicStatusLists(t *testing.T) {
 			if diff := cmp.Diff(tc.wantConditions, types); diff != "" {
 				t.Errorf("merged condition types (-want +got):\n%s", diff)
 			}
-			if steps[0].meta == nil || steps[0].meta.Annotations[AnnotationMirroredProperties] != `["region"]` {
-				t.Errorf("the metadata must record the mirrored property names, got %+v", steps[0].meta)
+			if meta := steps[0].write.Meta; meta == nil || meta.Annotations[AnnotationMirroredProperties] != `["region"]` {
+				t.Errorf("the metadata must record the mirrored property names, got %+v", meta)
 			}
 		})
 	}

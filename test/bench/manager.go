@@ -63,6 +63,7 @@ func startManager(o managerOptions) (*managerProcess, error) {
 		"--kubeconfig=" + o.kubeconfig,
 		"--feature-gates=ClusterProfile=true",
 		"--metrics-bind-address=" + addr,
+		"--metrics-secure=false", // the benchmark scrapes over plain HTTP
 		"--health-probe-bind-address=0",
 		"--kube-api-qps=" + strconv.FormatFloat(float64(o.qps), 'g', -1, 32),
 		"--kube-api-burst=" + strconv.Itoa(o.burst),

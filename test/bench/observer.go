@@ -155,7 +155,7 @@ func (o *observer) forget(key types.NamespacedName, old profileState, existed bo
 // stateOf tells whether a profile carries its cluster's full status.
 func (o *observer) stateOf(p *cpv1alpha1.ClusterProfile) profileState {
 	want, known := o.want[p.Name]
-	healthy := meta.FindStatusCondition(p.Status.Conditions, clusterprofile.ConditionControlPlaneHealthy)
+	healthy := meta.FindStatusCondition(p.Status.Conditions, cpv1alpha1.ClusterConditionControlPlaneHealthy)
 	joined := meta.FindStatusCondition(p.Status.Conditions, clusterprofile.ConditionJoined)
 	state := profileState{
 		complete: known && healthy != nil && joined != nil &&

@@ -153,6 +153,13 @@ func printReport(out io.Writer, r *results) {
 		qps = fmt.Sprintf("%g (burst %d)", r.QPS, r.Burst)
 	}
 	t.row("client QPS / mirror workers", fmt.Sprintf("%s / %d", qps, r.Workers), "")
+	printConvergence(t, r)
+	printChanges(t, r)
+}
+
+// printConvergence prints the floor, the cold start, idle time and the
+// restart resync.
+func printConvergence(t table, r *results) {
 	if f := r.Floor; f != nil {
 		t.section("Floor (API server, same writes, 16 workers)")
 		t.row("time", fmt.Sprintf("%s (%d requests, %.0f/s)", formatSeconds(f.Seconds), f.Requests, f.RequestsPerSecond), "")
@@ -183,6 +190,10 @@ func printReport(out io.Writer, r *results) {
 		t.row("resync time", fmt.Sprintf("%s (%d reconciles)", formatSeconds(s.ResyncSeconds), s.Reconciles), "")
 		t.row("writes", s.Writes.String(), verdict(s.Writes.Total == 0, "0"))
 	}
+}
+
+// printChanges prints how changes propagate, deletion and memory.
+func printChanges(t table, r *results) {
 	if p := r.Propagation; p != nil {
 		t.section(fmt.Sprintf("Propagation (%d clusters flipped, %d profiles)", p.Samples, p.ChangedProfiles))
 		t.row("p50 / p99 / max", fmt.Sprintf("%.0fms / %.0fms / %.0fms", p.P50Millis, p.P99Millis, p.MaxMillis), "")

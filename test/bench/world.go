@@ -13,6 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
@@ -58,11 +60,11 @@ func newWorld(clusters, namespaces int) *world {
 		w.clusters = append(w.clusters, c)
 		// The mirror's own decision function says what it will write, so the
 		// floor writes and the observer expects exactly that.
-		w.status[c.Name] = mirror.DesiredProfiles(c, mirror.World{
+		w.status[c.Name] = mirror.DesiredProfiles(c, mirror.World{World: membership.World{
 			Sets:       []clusterv1beta2.ManagedClusterSet{*w.set},
 			Bindings:   []clusterv1beta2.ManagedClusterSetBinding{*boundBinding(w.namespaces[0])},
-			Namespaces: map[string]mirror.NamespaceState{w.namespaces[0]: mirror.NamespaceActive},
-		}).Status
+			Namespaces: map[string]membership.NamespaceState{w.namespaces[0]: membership.NamespaceActive},
+		}}).Status
 	}
 	return w
 }
@@ -140,10 +142,10 @@ func createWithStatus[T client.Object](ctx context.Context, c client.Client, obj
 
 // profileWrites are the two Server-Side Applies the mirror sends to publish
 // a cluster in a namespace: metadata and spec (creating it), then status.
-func (w *world) profileWrites(namespace string, cluster string) (clusterprofile.MetaApply, clusterprofile.StatusApply) {
+func (w *world) profileWrites(namespace string, cluster string) (profilewrite.MetaApply, profilewrite.StatusApply) {
 	key := types.NamespacedName{Namespace: namespace, Name: cluster}
 	managerName := clusterprofile.DefaultManagerName
-	meta := clusterprofile.MetaApply{
+	meta := profilewrite.MetaApply{
 		NamespacedName: key,
 		Labels: map[string]string{
 			clusterprofile.LabelClusterManager: managerName,
@@ -156,7 +158,7 @@ func (w *world) profileWrites(namespace string, cluster string) (clusterprofile.
 		},
 	}
 	s := w.status[cluster]
-	status := clusterprofile.StatusApply{
+	status := profilewrite.StatusApply{
 		NamespacedName: key, Version: s.Version, Conditions: s.Conditions, Properties: s.Properties,
 	}
 	return meta, status

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
-	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 )
@@ -122,7 +122,7 @@ func TestHelmInstallUpgradesAnOlderCRD(t *testing.T) {
 			if err := env.Client.Get(ctx, types.NamespacedName{Name: profileCRD}, crd); err != nil {
 				t.Fatal(err)
 			}
-			if !clusterprofile.StatusListsAreMaps(crd) {
+			if !profilewrite.StatusListsAreMaps(crd) {
 				t.Error("after helm install the CRD still has atomic status lists")
 			}
 			if got := crd.Annotations["meta.helm.sh/release-name"] == rel.Name; got != tc.releaseOwnsCRD {
@@ -172,7 +172,7 @@ func installOlderCRD(ctx context.Context, t *testing.T) {
 		if err := env.Client.Update(ctx, older); err != nil {
 			t.Fatal(err)
 		}
-		if clusterprofile.StatusListsAreMaps(older) {
+		if profilewrite.StatusListsAreMaps(older) {
 			t.Fatal("the older CRD has list-map status lists")
 		}
 		return

@@ -72,6 +72,9 @@ func expectedObjects(v variant) []string {
 	want := []string{
 		"ClusterRole clusterprofile-manager-base",
 		"ClusterRoleBinding clusterprofile-manager-base",
+		"ClusterRole clusterprofile-manager-metrics-auth",
+		"ClusterRoleBinding clusterprofile-manager-metrics-auth",
+		"ClusterRole clusterprofile-manager-metrics-reader",
 		"CustomResourceDefinition clusterprofiles.multicluster.x-k8s.io",
 		"Deployment " + ns + "/clusterprofile-manager",
 		"Role " + ns + "/clusterprofile-manager-leader-election",
@@ -81,6 +84,10 @@ func expectedObjects(v variant) []string {
 	}
 	role := func(suffix string) {
 		want = append(want, "ClusterRole clusterprofile-manager-"+suffix, "ClusterRoleBinding clusterprofile-manager-"+suffix)
+	}
+	policy := func(suffix string) {
+		want = append(want, "ValidatingAdmissionPolicy clusterprofile-manager-"+suffix,
+			"ValidatingAdmissionPolicyBinding clusterprofile-manager-"+suffix)
 	}
 	if v.mirror {
 		role("mirror")
@@ -101,10 +108,13 @@ func expectedObjects(v variant) []string {
 		role("agent")
 		want = append(want, "ClusterManagementAddOn cluster-profile-agent",
 			"ManagedClusterSetBinding "+ns+"/global", "Placement "+ns+"/cluster-profile-agent-global")
+		policy("rbac-writes")
 	}
 	if v.credSyncer || v.cleanup {
-		want = append(want, "ValidatingAdmissionPolicy clusterprofile-manager-secret-writes",
-			"ValidatingAdmissionPolicyBinding clusterprofile-manager-secret-writes")
+		policy("secret-writes")
+	}
+	if v.credSyncer {
+		policy("token-copies")
 	}
 	sort.Strings(want)
 	return want
@@ -156,7 +166,8 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 				"--kube-api-qps=50",
 				"--kube-api-burst=100",
 				"--mirror-workers=16",
-				"--metrics-bind-address=:8080",
+				"--metrics-bind-address=:8443",
+				"--metrics-secure=true",
 				"--health-probe-bind-address=:8081",
 			},
 		},
@@ -188,7 +199,8 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 				"--agent-period=1m",
 				"--agent-lease-stale-after=2m",
 				"--agent-unhealthy-node-tolerance=2",
-				"--metrics-bind-address=:8080",
+				"--metrics-bind-address=:8443",
+				"--metrics-secure=true",
 				"--health-probe-bind-address=:8081",
 				"--zap-log-level=2",
 			},
@@ -206,7 +218,8 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 				"--kube-api-qps=-1",
 				"--kube-api-burst=100",
 				"--mirror-workers=16",
-				"--metrics-bind-address=:8080",
+				"--metrics-bind-address=:8443",
+				"--metrics-secure=true",
 				"--health-probe-bind-address=:8081",
 			},
 		},
@@ -256,7 +269,7 @@ func TestDeploymentIsHardenedAndProbed(t *testing.T) {
 		"liveness":  map[string]any{"path": "/healthz", "port": "health"},
 		"readiness": map[string]any{"path": "/readyz", "port": "health"},
 		"ports": []any{
-			map[string]any{"name": "metrics", "containerPort": int64(8080), "protocol": "TCP"},
+			map[string]any{"name": "metrics", "containerPort": int64(8443), "protocol": "TCP"},
 			map[string]any{"name": "health", "containerPort": int64(8081), "protocol": "TCP"},
 		},
 	}
@@ -349,7 +362,10 @@ func TestNoWildcardsAndSecretsOnlyWhereNeeded(t *testing.T) {
 							t.Errorf("%s has a wildcard: %+v", objectKey(u), rule)
 						}
 					}
-					if len(rule.NonResourceURLs) > 0 {
+					// Only the scrapers' role, and only GET /metrics.
+					metricsReader := u.GetName() == "clusterprofile-manager-metrics-reader" &&
+						slices.Equal(rule.NonResourceURLs, []string{"/metrics"}) && slices.Equal(rule.Verbs, []string{"get"})
+					if len(rule.NonResourceURLs) > 0 && !metricsReader {
 						t.Errorf("%s grants non-resource URLs: %+v", objectKey(u), rule)
 					}
 					broad := !strings.HasSuffix(u.GetName(), "-cred-syncer") && !strings.HasSuffix(u.GetName(), "-cleanup")

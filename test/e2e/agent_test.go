@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -15,6 +16,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agent"
@@ -147,17 +149,16 @@ func agentIdentity(t *testing.T) *rest.Config {
 	return cfg
 }
 
+// runAgent runs the agent on its manager, as the binary does, until the test ends.
 func runAgent(ctx context.Context, t *testing.T, hubConfig *rest.Config) {
 	t.Helper()
+	mgr, err := ctrl.NewManager(managed.Config, agent.ManagerOptions("0"))
+	must(t, err)
+	must(t, agent.Setup(mgr, agent.Options{ClusterName: agentCluster, AddonNamespace: agentapi.DefaultInstallNamespace,
+		Period: 200 * time.Millisecond, LeaseStaleAfter: time.Minute, MinWriteInterval: time.Millisecond}, hubConfig))
 	agentCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() {
-		done <- agent.Run(agentCtx, agent.Config{
-			Options: agent.Options{ClusterName: agentCluster, AddonNamespace: agentapi.DefaultInstallNamespace,
-				Period: 200 * time.Millisecond, LeaseStaleAfter: time.Minute, MinWriteInterval: time.Millisecond},
-			Managed: managed.Config, Hub: hubConfig,
-		})
-	}()
+	go func() { done <- mgr.Start(agentCtx) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -191,12 +192,8 @@ func setAddonAvailable(ctx context.Context, t *testing.T, status metav1.Conditio
 	framework.UpdateStatus(ctx, t, hub.Client, &addonapiv1beta1.ManagedClusterAddOn{
 		ObjectMeta: metav1.ObjectMeta{Namespace: agentCluster, Name: agentapi.AddonName}},
 		func(a *addonapiv1beta1.ManagedClusterAddOn) {
-			for i := range a.Status.Conditions {
-				if a.Status.Conditions[i].Type == "Available" {
-					a.Status.Conditions = append(a.Status.Conditions[:i], a.Status.Conditions[i+1:]...)
-					break
-				}
-			}
+			// Replaced, not set: the condition transitions now whatever its status was.
+			meta.RemoveStatusCondition(&a.Status.Conditions, "Available")
 			a.Status.Conditions = append(a.Status.Conditions, metav1.Condition{Type: "Available", Status: status,
 				Reason: "ManagedClusterAddOnLeaseUpdated", LastTransitionTime: metav1.Now()})
 		})

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
@@ -99,7 +100,7 @@ func (m *managedIdentity) token(ctx context.Context, t *testing.T, binding strin
 	must(t, managed.Client.Create(ctx, anchor))
 	tr, err := m.clientset.CoreV1().ServiceAccounts(agentNS).CreateToken(ctx, msaName, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{
-			ExpirationSeconds: ptrTo(int64(3600)),
+			ExpirationSeconds: ptr.To(int64(3600)),
 			BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Secret", APIVersion: "v1", Name: binding, UID: anchor.UID},
 		},
 	}, metav1.CreateOptions{})
@@ -278,5 +279,3 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -62,3 +62,50 @@ subjects:
 {{- define "cpm.image" -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
+
+{{/*
+What deciding membership reads (pkg/membership): which namespaces serve which
+clusters, from ManagedClusters, ManagedClusterSets, their Bound bindings and
+namespace metadata. Every capability that acts on a cluster's behalf in a
+namespace (profiles, access entries, token copies) asks this, never a
+profile's labels.
+*/}}
+{{- define "cpm.membershipRules" -}}
+- apiGroups: ["cluster.open-cluster-management.io"]
+  resources: ["managedclusters", "managedclustersets", "managedclustersetbindings"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: [""]
+  resources: ["namespaces"]
+  verbs: ["get", "list", "watch"]
+{{- end -}}
+
+{{/*
+CEL: the Secret in the variable named by the argument ("object" or
+"oldObject") is a synced token copy as the credential syncer writes it.
+*/}}
+{{- define "cpm.isSyncedCopy" -}}
+{{- $o := . -}}
+{{ $o }}.type == 'Opaque' &&
+has({{ $o }}.metadata.labels) &&
+'authentication.open-cluster-management.io/synced-from' in {{ $o }}.metadata.labels &&
+{{ $o }}.metadata.labels['authentication.open-cluster-management.io/synced-from'] != '' &&
+has({{ $o }}.metadata.annotations) &&
+'authentication.open-cluster-management.io/synced-from-cluster' in {{ $o }}.metadata.annotations &&
+'authentication.open-cluster-management.io/synced-from-managed-serviceaccount' in {{ $o }}.metadata.annotations &&
+{{ $o }}.metadata.name == {{ $o }}.metadata.annotations['authentication.open-cluster-management.io/synced-from-cluster'] + '-' +
+  {{ $o }}.metadata.annotations['authentication.open-cluster-management.io/synced-from-managed-serviceaccount'] &&
+(!has({{ $o }}.data) || {{ $o }}.data.all(key, key in ['token', 'ca.crt']))
+{{- end -}}
+
+{{/*
+CEL: the Secret in the variable named by the argument carries any mark of a
+synced token copy (the label or either source annotation).
+*/}}
+{{- define "cpm.looksLikeSyncedCopy" -}}
+{{- $o := . -}}
+{{ $o }} != null && (
+  (has({{ $o }}.metadata.labels) && 'authentication.open-cluster-management.io/synced-from' in {{ $o }}.metadata.labels) ||
+  (has({{ $o }}.metadata.annotations) &&
+    ('authentication.open-cluster-management.io/synced-from-cluster' in {{ $o }}.metadata.annotations ||
+     'authentication.open-cluster-management.io/synced-from-managed-serviceaccount' in {{ $o }}.metadata.annotations)))
+{{- end -}}

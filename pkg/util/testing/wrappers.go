@@ -131,6 +131,15 @@ func (w *BindingWrapper) Obj() *clusterv1beta2.ManagedClusterSetBinding {
 	return &w.ManagedClusterSetBinding
 }
 
+// Annotation sets an annotation.
+func (w *BindingWrapper) Annotation(key, value string) *BindingWrapper {
+	if w.Annotations == nil {
+		w.Annotations = map[string]string{}
+	}
+	w.Annotations[key] = value
+	return w
+}
+
 // Bound sets the Bound condition, as OCM's binding controller would.
 func (w *BindingWrapper) Bound(bound bool) *BindingWrapper {
 	status, reason := metav1.ConditionTrue, "ClusterSetBound"

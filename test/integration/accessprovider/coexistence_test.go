@@ -6,11 +6,14 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 )
@@ -49,35 +52,57 @@ func TestBothProvidersTheMirrorAndAThirdWriterCoexist(t *testing.T) {
 		"accessProviders":[{"name":"example-provider","cluster":{"server":"https://example.invalid"}}],
 		"conditions":[{"type":"ThirdPartyReady","status":"True","reason":"Checked","message":"","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`)
 
-	// Every writer writes again: the mirror (a condition and a claim
-	// change), both providers (a new CA, a new URL), and a restart.
+	// Every writer writes again: the mirror (a claim change), both providers
+	// (a rotated user server CA, a new URL), and a restart.
 	framework.UpdateClusterStatus(ctx, t, c, "coexist-c1", func(mc *clusterv1.ManagedCluster) {
 		mc.Status.ClusterClaims = []clusterv1.ManagedClusterClaim{{Name: "region", Value: "us"}}
 	})
 	framework.UpdateCluster(ctx, t, c, "coexist-c1", func(mc *clusterv1.ManagedCluster) {
 		mc.Spec.ManagedClusterClientConfigs[0].URL = "https://api2.coexist.example.com"
 	})
+	framework.Update(ctx, t, c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: proxyNamespace, Name: accessprovider.UserServerSecretName}},
+		func(s *corev1.Secret) { s.Data["tls.crt"] = []byte("CA-2") })
 	stop()
 	framework.StartManager(t, env, framework.ManagerOptions{Gates: gates})
 
-	NewWithT(t).Eventually(func(g Gomega) {
-		p := getProfile(g, ctx, "coexist-ns", "coexist-c1")
-		e := entries(p)
-		g.Expect(e).To(HaveKey("open-cluster-management"))
-		g.Expect(e).To(HaveKey("example-provider"))
-		g.Expect(e["open-cluster-management-direct"].Cluster.Server).To(Equal("https://api2.coexist.example.com"))
-		g.Expect(p.Status.Properties).To(ConsistOf(HaveField("Value", "us")))
-		for _, t := range []string{"ControlPlaneHealthy", "Joined", "ClusterProxyAccess", "ThirdPartyReady"} {
-			g.Expect(condition(p, t)).NotTo(BeNil(), t)
-		}
-	}, framework.Timeout, framework.Interval).Should(Succeed())
-	NewWithT(t).Consistently(func(g Gomega) []string {
-		var names []string
-		for _, ap := range getProfile(g, ctx, "coexist-ns", "coexist-c1").Status.AccessProviders {
-			names = append(names, ap.Name)
-		}
-		return names
-	}, 2*time.Second, 100*time.Millisecond).Should(ConsistOf("open-cluster-management", "open-cluster-management-direct", "example-provider"))
+	want := statusView{
+		Version:    "v1.31.0",
+		Properties: []cpv1alpha1.Property{{Name: "region", Value: "us"}},
+		Conditions: map[string]metav1.ConditionStatus{"ControlPlaneHealthy": metav1.ConditionTrue, "Joined": metav1.ConditionTrue,
+			"ClusterProxyAccess": metav1.ConditionTrue, "ThirdPartyReady": metav1.ConditionTrue},
+		AccessProviders: map[string]string{
+			"open-cluster-management":        "https://cluster-proxy-addon-user.open-cluster-management-addon:9092/coexist-c1 CA-2",
+			"open-cluster-management-direct": "https://api2.coexist.example.com CA-D",
+			"example-provider":               "https://example.invalid ",
+		},
+	}
+	NewWithT(t).Eventually(func(g Gomega) statusView {
+		return viewStatus(getProfile(g, ctx, "coexist-ns", "coexist-c1"))
+	}, framework.Timeout, framework.Interval).Should(Equal(want))
+	NewWithT(t).Consistently(func(g Gomega) statusView {
+		return viewStatus(getProfile(g, ctx, "coexist-ns", "coexist-c1"))
+	}, 2*time.Second, 100*time.Millisecond).Should(Equal(want))
+}
+
+// statusView is a profile's status as the writers left it: entries by name
+// (server and CA), conditions by type (status).
+type statusView struct {
+	Version         string
+	Properties      []cpv1alpha1.Property
+	Conditions      map[string]metav1.ConditionStatus
+	AccessProviders map[string]string
+}
+
+func viewStatus(p *cpv1alpha1.ClusterProfile) statusView {
+	v := statusView{Version: p.Status.Version.Kubernetes, Properties: p.Status.Properties,
+		Conditions: map[string]metav1.ConditionStatus{}, AccessProviders: map[string]string{}}
+	for _, c := range p.Status.Conditions {
+		v.Conditions[c.Type] = c.Status
+	}
+	for _, ap := range p.Status.AccessProviders {
+		v.AccessProviders[ap.Name] = ap.Cluster.Server + " " + string(ap.Cluster.CertificateAuthorityData)
+	}
+	return v
 }
 
 func TestTurningAGateOffWithdrawsOnlyThatEntry(t *testing.T) {

@@ -119,38 +119,6 @@ func TestMissingConfigurationAndSecretAreReportedThenRepaired(t *testing.T) {
 	expectEntries(t, ctx, "missing-ns", "missing-c1")
 }
 
-func TestOnlyProfilesOfTheManagerWithAClusterNameGetAnEntry(t *testing.T) {
-	ctx := framework.ContextFor(t)
-	installClusterProxy(ctx, t, "CA-1")
-	framework.CreateNamespace(ctx, t, env.Client, "filter-ns")
-	ours := createProfile(ctx, t, "filter-ns", "filter-ours")
-	noManagerLabel := createProfile(ctx, t, "filter-ns", "filter-nomanager")
-	otherManager := createProfile(ctx, t, "filter-ns", "filter-other")
-	noClusterName := createProfile(ctx, t, "filter-ns", "filter-noname")
-	framework.Update(ctx, t, env.Client, noManagerLabel, func(p *cpv1alpha1.ClusterProfile) { delete(p.Labels, "x-k8s.io/cluster-manager") })
-	framework.Update(ctx, t, env.Client, otherManager, func(p *cpv1alpha1.ClusterProfile) { p.Labels["x-k8s.io/cluster-manager"] = "fleet" })
-	framework.Update(ctx, t, env.Client, noClusterName, func(p *cpv1alpha1.ClusterProfile) {
-		delete(p.Labels, "open-cluster-management.io/cluster-name")
-	})
-	framework.StartManager(t, env, framework.ManagerOptions{Gates: proxyGate})
-
-	expectEntries(t, ctx, "filter-ns", "filter-ours", "open-cluster-management")
-	NewWithT(t).Consistently(func(g Gomega) {
-		for _, name := range []string{"filter-nomanager", "filter-other", "filter-noname"} {
-			p := getProfile(g, ctx, "filter-ns", name)
-			g.Expect(p.Status.AccessProviders).To(BeEmpty(), name)
-			g.Expect(p.Status.Conditions).To(BeEmpty(), name)
-		}
-	}, 2*time.Second, 100*time.Millisecond).Should(Succeed())
-
-	// A profile that stops matching loses its entry and its condition.
-	framework.Update(ctx, t, env.Client, ours, func(p *cpv1alpha1.ClusterProfile) { p.Labels["x-k8s.io/cluster-manager"] = "fleet" })
-	expectEntries(t, ctx, "filter-ns", "filter-ours")
-	NewWithT(t).Eventually(func(g Gomega) []metav1.Condition {
-		return getProfile(g, ctx, "filter-ns", "filter-ours").Status.Conditions
-	}, framework.Timeout, framework.Interval).Should(BeEmpty())
-}
-
 func TestConfiguredUserServerEndpoint(t *testing.T) {
 	ctx := framework.ContextFor(t)
 	installClusterProxy(ctx, t, "CA-1")

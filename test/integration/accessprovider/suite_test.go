@@ -62,8 +62,18 @@ func createCASecret(ctx context.Context, t *testing.T, ca string) *corev1.Secret
 	return secret
 }
 
-// createProfile creates a profile the way a mirror (ours or OCM's) publishes it.
+// createProfile creates a profile the way a mirror (ours or OCM's) publishes
+// it, in a namespace that serves its cluster.
 func createProfile(ctx context.Context, t *testing.T, namespace, cluster string) *cpv1alpha1.ClusterProfile {
+	t.Helper()
+	framework.Serve(ctx, t, env.Client, namespace, cluster)
+	return createUnservedProfile(ctx, t, namespace, cluster)
+}
+
+// createUnservedProfile creates a profile that looks like a published one,
+// with nothing that makes its namespace serve its cluster: what anyone
+// allowed to create ClusterProfiles can make.
+func createUnservedProfile(ctx context.Context, t *testing.T, namespace, cluster string) *cpv1alpha1.ClusterProfile {
 	t.Helper()
 	p := utiltesting.MakeClusterProfile(namespace, cluster, "open-cluster-management").Obj()
 	p.Labels["open-cluster-management.io/cluster-name"] = cluster

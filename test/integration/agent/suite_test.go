@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -33,6 +34,7 @@ import (
 	addonclientset "open-cluster-management.io/api/client/addon/clientset/versioned"
 	clusterclientset "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -119,31 +121,34 @@ type agentRun struct {
 	managed   *rest.Config
 	tolerance int
 	floor     time.Duration
+	// addonNamespace is where the agent keeps its addon lease.
+	addonNamespace string
+	// probeAddr serves /healthz and /readyz; empty serves nothing.
+	probeAddr string
 }
 
-// startAgent runs the agent as the binary does (agent.Run) until the test
-// ends or stop is called; stop checks that it exits cleanly and promptly.
+// startAgent runs the agent as the binary does (agent.Setup on a manager
+// with agent.ManagerOptions) until the test ends or stop is called; stop
+// checks that the manager exits cleanly and promptly.
 func startAgent(t *testing.T, r agentRun) (stop func()) {
 	t.Helper()
-	if r.hub == nil {
-		r.hub = hub.Config
+	r = r.withDefaults()
+	opts := agent.Options{
+		ClusterName: r.cluster, AddonNamespace: r.addonNamespace, Period: testPeriod,
+		LeaseStaleAfter: testStaleAfter, UnhealthyNodeTolerance: r.tolerance, MinWriteInterval: r.floor,
 	}
-	if r.managed == nil {
-		r.managed = managed.Config
+	mgrOpts := agent.ManagerOptions(r.probeAddr)
+	mgrOpts.Logger = log.Log.WithName("agent-" + r.cluster)
+	mgr, err := ctrl.NewManager(unthrottled(r.managed), mgrOpts)
+	if err != nil {
+		t.Fatalf("creating the agent's manager: %v", err)
 	}
-	if r.floor == 0 {
-		r.floor = testWriteFloor
+	if err := agent.Setup(mgr, opts, unthrottled(r.hub)); err != nil {
+		t.Fatalf("setting up the agent: %v", err)
 	}
-	cfg := agent.Config{
-		Options: agent.Options{
-			ClusterName: r.cluster, AddonNamespace: addonNamespace, Period: testPeriod,
-			LeaseStaleAfter: testStaleAfter, UnhealthyNodeTolerance: r.tolerance, MinWriteInterval: r.floor,
-		},
-		Managed: unthrottled(r.managed), Hub: unthrottled(r.hub), ProbeAddr: "0",
-	}
-	ctx, cancel := context.WithCancel(log.IntoContext(context.Background(), log.Log.WithName("agent-"+r.cluster)))
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- agent.Run(ctx, cfg) }()
+	go func() { done <- mgr.Start(ctx) }()
 	stopped := false
 	stop = func() {
 		if stopped {
@@ -154,7 +159,7 @@ func startAgent(t *testing.T, r agentRun) (stop func()) {
 		select {
 		case err := <-done:
 			if err != nil {
-				t.Errorf("agent.Run returned %v, want nil on shutdown", err)
+				t.Errorf("the agent's manager returned %v, want nil on shutdown", err)
 			}
 		case <-time.After(5 * time.Second):
 			t.Errorf("agent did not stop within 5s of its context ending")
@@ -162,6 +167,25 @@ func startAgent(t *testing.T, r agentRun) (stop func()) {
 	}
 	t.Cleanup(stop)
 	return stop
+}
+
+func (r agentRun) withDefaults() agentRun {
+	if r.hub == nil {
+		r.hub = hub.Config
+	}
+	if r.managed == nil {
+		r.managed = managed.Config
+	}
+	if r.floor == 0 {
+		r.floor = testWriteFloor
+	}
+	if r.addonNamespace == "" {
+		r.addonNamespace = addonNamespace
+	}
+	if r.probeAddr == "" {
+		r.probeAddr = "0"
+	}
+	return r
 }
 
 func unthrottled(cfg *rest.Config) *rest.Config {
@@ -328,7 +352,7 @@ func claimsOnManaged(g Gomega, ctx context.Context) map[string]clusterv1alpha1.C
 func agentClaimValues(g Gomega, ctx context.Context) map[string]string {
 	out := map[string]string{}
 	for name, c := range claimsOnManaged(g, ctx) {
-		if _, ok := c.Labels[agentapi.ClaimLabel]; ok {
+		if _, ok := c.Labels[agentapi.ClaimLabel]; ok && slices.Contains(agentapi.Claims, name) {
 			out[name] = c.Spec.Value
 		}
 	}

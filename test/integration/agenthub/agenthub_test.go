@@ -10,9 +10,11 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -21,6 +23,7 @@ import (
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/addon"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
@@ -97,11 +100,14 @@ func TestTheAddonDeploysTheAgentAndLimitsItsHubIdentity(t *testing.T) {
 	}, framework.Timeout, framework.Interval).Should(Succeed())
 
 	// Its hub identity may write its own addon's status and nothing else.
+	// The identity is what its certificate says: the cluster's agent user,
+	// the cluster's addon group and the group every cluster's agent shares.
 	agentOf := func(cluster string) client.Client {
 		cfg := rest.CopyConfig(env.Config)
 		cfg.Impersonate = rest.ImpersonationConfig{
 			UserName: "system:open-cluster-management:cluster:" + cluster + ":addon:" + agentapi.AddonName + ":agent:" + agentapi.AgentName,
-			Groups:   []string{"system:open-cluster-management:cluster:" + cluster + ":addon:" + agentapi.AddonName, "system:authenticated"},
+			Groups: []string{"system:open-cluster-management:cluster:" + cluster + ":addon:" + agentapi.AddonName,
+				"system:open-cluster-management:addon:" + agentapi.AddonName, "system:authenticated"},
 		}
 		c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 		g.Expect(err).NotTo(HaveOccurred())
@@ -119,6 +125,20 @@ func TestTheAddonDeploysTheAgentAndLimitsItsHubIdentity(t *testing.T) {
 	g.Expect(agentOf("deploy-c1").Update(ctx, &addonapiv1beta1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{
 		Namespace: "deploy-c1", Name: agentapi.AddonName}})).To(MatchError(ContainSubstring("forbidden")), "the addon's spec")
 	g.Expect(agentOf("deploy-c1").List(ctx, &cpv1alpha1.ClusterProfileList{})).To(MatchError(ContainSubstring("forbidden")))
+
+	// The grant names the cluster's own agent user and nobody else, even
+	// when the agent rewrites the subjects of its registration (its status).
+	g.Expect(report(agentOf("deploy-c1"), "deploy-c1")).To(Succeed())
+	registrations := []byte(`{"status":{"registrations":[{"type":"kubeClient","kubeClient":{"subject":{"user":"mallory",` +
+		`"groups":["system:masters","system:open-cluster-management:addon:cluster-profile-agent"]}}}]}}`)
+	g.Expect(agentOf("deploy-c1").Status().Patch(ctx, &addonapiv1beta1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{
+		Namespace: "deploy-c1", Name: agentapi.AddonName}}, client.RawPatch(types.MergePatchType, registrations))).To(Succeed())
+	wantSubjects := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: addon.AgentUser("deploy-c1")}}
+	g.Consistently(func(g Gomega) []rbacv1.Subject {
+		binding := &rbacv1.RoleBinding{}
+		g.Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: "deploy-c1", Name: addon.HubRole().Name}, binding)).To(Succeed())
+		return binding.Subjects
+	}, 2*time.Second, 100*time.Millisecond).Should(Equal(wantSubjects))
 }
 
 func TestProfilesCarryTheAgentsReportWhileItIsFresh(t *testing.T) {

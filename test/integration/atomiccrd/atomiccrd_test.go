@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
@@ -38,7 +39,7 @@ func TestKeepsOtherWritersEntriesOnAtomicStatusLists(t *testing.T) {
 	g := NewWithT(t)
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	g.Expect(c.Get(ctx, types.NamespacedName{Name: clusterprofile.CRDName}, crd)).To(Succeed())
-	g.Expect(clusterprofile.StatusListsAreMaps(crd)).To(BeFalse(), "this suite needs the old, atomic-list CRD")
+	g.Expect(profilewrite.StatusListsAreMaps(crd)).To(BeFalse(), "this suite needs the old, atomic-list CRD")
 	counter := framework.NewRequestCounter("clusterprofiles", "atomic-ns")
 	stop := framework.StartManager(t, env, framework.ManagerOptions{Counter: counter})
 	framework.CreateNamespace(ctx, t, c, "atomic-ns")

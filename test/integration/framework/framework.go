@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -50,6 +51,9 @@ type Options struct {
 	// AtomicClusterProfileCRD installs the ClusterProfile CRD without list-map
 	// markers on its status lists, as older copies (OCM's operator) have.
 	AtomicClusterProfileCRD bool
+	// WithoutCRDs leaves these CRDs (by name) out, for tests that install
+	// them later (InstallCRD).
+	WithoutCRDs []string
 }
 
 // Start launches kube-apiserver and etcd and installs the CRDs.
@@ -65,6 +69,9 @@ func Start(opts Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	crds = slices.DeleteFunc(crds, func(crd *apiextensionsv1.CustomResourceDefinition) bool {
+		return slices.Contains(opts.WithoutCRDs, crd.Name)
+	})
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
 		CRDInstallOptions:     envtest.CRDInstallOptions{CRDs: crds},
@@ -80,6 +87,23 @@ func Start(opts Options) (*Env, error) {
 		return nil, err
 	}
 	return &Env{env: env, Config: cfg, Client: c}, nil
+}
+
+// InstallCRD installs one of the CRDs the tests use (by name), as a
+// component's install would while the manager runs, and waits until it is
+// served.
+func (e *Env) InstallCRD(name string) error {
+	crds, err := CRDs(Options{})
+	if err != nil {
+		return err
+	}
+	for _, crd := range crds {
+		if crd.Name == name {
+			_, err := envtest.InstallCRDs(e.Config, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}})
+			return err
+		}
+	}
+	return fmt.Errorf("no CRD %s among the test CRDs", name)
 }
 
 // Stop shuts the control plane down.

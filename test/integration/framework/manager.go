@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
@@ -126,7 +127,7 @@ func StartManager(t testing.TB, env *Env, opts ManagerOptions) (stop func()) {
 		ProxyEndpoint:           opts.ProxyEndpoint,
 		GracefulShutdownTimeout: 5 * time.Second,
 		// Several managers run in one test binary, one after another.
-		Controller: config.Controller{SkipNameValidation: ptrTo(true)},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
 		cancel()
@@ -150,5 +151,3 @@ func StartManager(t testing.TB, env *Env, opts ManagerOptions) (stop func()) {
 	t.Cleanup(stop)
 	return stop
 }
-
-func ptrTo[T any](v T) *T { return &v }

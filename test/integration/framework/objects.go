@@ -141,3 +141,48 @@ func Profiles(ctx context.Context, c client.Client, name string) (map[string]*cp
 	}
 	return out, nil
 }
+
+// LabelClusterName is the label OCM's registration hub puts on every
+// ManagedCluster, holding its name.
+const LabelClusterName = "name"
+
+// Serve makes namespace serve cluster the way a hub admin does: the cluster
+// (created if missing) carries OCM's name label, a set selects it by that
+// label, and a Bound binding of the set lives in namespace. It is what any
+// profile, access entry or token copy of the cluster in namespace needs.
+func Serve(ctx context.Context, t testing.TB, c client.Client, namespace, cluster string) {
+	t.Helper()
+	existing := &clusterv1.ManagedCluster{}
+	switch err := c.Get(ctx, types.NamespacedName{Name: cluster}, existing); {
+	case apierrors.IsNotFound(err):
+		CreateCluster(ctx, t, c, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: cluster,
+			Labels: map[string]string{LabelClusterName: cluster}}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}})
+	case err != nil:
+		t.Fatalf("reading ManagedCluster %s: %v", cluster, err)
+	case existing.Labels[LabelClusterName] != cluster:
+		UpdateCluster(ctx, t, c, cluster, func(mc *clusterv1.ManagedCluster) {
+			if mc.Labels == nil {
+				mc.Labels = map[string]string{}
+			}
+			mc.Labels[LabelClusterName] = cluster
+		})
+	}
+	set := "serve-" + cluster
+	if err := c.Get(ctx, types.NamespacedName{Name: set}, &clusterv1beta2.ManagedClusterSet{}); apierrors.IsNotFound(err) {
+		CreateClusterSet(ctx, t, c, &clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: set},
+			Spec: clusterv1beta2.ManagedClusterSetSpec{ClusterSelector: clusterv1beta2.ManagedClusterSelector{
+				SelectorType:  clusterv1beta2.LabelSelector,
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelClusterName: cluster}},
+			}}})
+	}
+	binding := &clusterv1beta2.ManagedClusterSetBinding{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: set}, binding); apierrors.IsNotFound(err) {
+		CreateBinding(ctx, t, c, &clusterv1beta2.ManagedClusterSetBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: set},
+			Spec:       clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: set},
+			Status: clusterv1beta2.ManagedClusterSetBindingStatus{Conditions: []metav1.Condition{{
+				Type: clusterv1beta2.ClusterSetBindingBoundType, Status: metav1.ConditionTrue, Reason: "ClusterSetBound",
+				LastTransitionTime: metav1.Now()}}},
+		})
+	}
+}

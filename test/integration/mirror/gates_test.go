@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	operatorv1 "open-cluster-management.io/api/operator/v1"
@@ -12,10 +13,13 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 )
 
+// TestGateOffPublishesNothing: with the gate off a publishable world stays
+// unpublished; the same manager with the gate on then publishes it (the
+// positive control: the world was publishable all along).
 func TestGateOffPublishesNothing(t *testing.T) {
 	ctx := framework.ContextFor(t)
 	c := env.Client
-	framework.StartManager(t, env, framework.ManagerOptions{Gates: map[string]bool{"ClusterProfile": false}})
+	stop := framework.StartManager(t, env, framework.ManagerOptions{Gates: map[string]bool{"ClusterProfile": false}})
 	framework.CreateNamespace(ctx, t, c, "gateoff-ns")
 	framework.CreateClusterSet(ctx, t, c, utiltesting.MakeClusterSet("gateoff-set").Obj())
 	framework.CreateCluster(ctx, t, c, utiltesting.MakeManagedCluster("gateoff-c1").ClusterSet("gateoff-set").Obj())
@@ -23,6 +27,16 @@ func TestGateOffPublishesNothing(t *testing.T) {
 	NewWithT(t).Consistently(func(g Gomega) []string {
 		return profileNamespaces(g, ctx, "gateoff-c1")
 	}, 2*time.Second, 100*time.Millisecond).Should(BeEmpty())
+	stop()
+
+	framework.StartManager(t, env, framework.ManagerOptions{Gates: map[string]bool{"ClusterProfile": true}})
+	expectProfilesIn(t, ctx, "gateoff-c1", "gateoff-ns")
+	p := getProfile(NewWithT(t), ctx, "gateoff-ns", "gateoff-c1")
+	want := map[string]string{"x-k8s.io/cluster-manager": "open-cluster-management",
+		"open-cluster-management.io/cluster-name": "gateoff-c1", "multicluster.x-k8s.io/clusterset": "gateoff-set"}
+	if diff := cmp.Diff(want, p.Labels); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
 }
 
 func TestCleanupWhenTheGateIsTurnedOff(t *testing.T) {

@@ -1,0 +1,19 @@
+// Command clusterprofile-check is the chart's `helm test`: it checks that
+// the manager is ready and leading and that the ClusterProfile API is served.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/installcheck"
+)
+
+func main() {
+	if err := installcheck.Main(ctrl.SetupSignalHandler(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "clusterprofile-check:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,125 @@
+package accessprovider
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
+)
+
+var (
+	now     = time.Date(2026, 3, 4, 5, 6, 7, 500, time.UTC)
+	earlier = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+)
+
+func certificate(ns string, data map[string][]byte) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: UserServerSecretName}, Data: data}
+}
+
+func proxyAccess(status metav1.ConditionStatus, reason, message string, at metav1.Time) *metav1.Condition {
+	return &metav1.Condition{Type: ConditionClusterProxyAccess, Status: status, Reason: reason, Message: message, LastTransitionTime: at}
+}
+
+func TestProxyDesired(t *testing.T) {
+	config := utiltesting.MakeProxyConfiguration("proxy-ns")
+	noNamespace := utiltesting.MakeProxyConfiguration("")
+	ca := map[string][]byte{UserServerCAKey: []byte("CA")}
+	second := metav1.NewTime(now.Truncate(time.Second))
+	entry := cpv1alpha1.AccessProvider{Name: ProxyEntryName, Cluster: clientcmdv1.Cluster{
+		Server: "https://cluster-proxy-addon-user.proxy-ns:9092/c1", CertificateAuthorityData: []byte("CA"),
+		Extensions: []clientcmdv1.NamedExtension{cpcreds.ExecExtension("c1")}}}
+
+	cases := map[string]struct {
+		world    ProxyWorld
+		existing []metav1.Condition
+		want     Desired
+	}{
+		"configured: the entry and a True condition": {
+			world: ProxyWorld{Configuration: config, Certificate: certificate("proxy-ns", ca)},
+			want: Desired{Entry: &entry, Condition: proxyAccess(metav1.ConditionTrue, ReasonUserServerConfigured,
+				"Reachable through cluster-proxy's user server at https://cluster-proxy-addon-user.proxy-ns:9092/c1", second)},
+		},
+		"an unchanged status keeps its transition time": {
+			world:    ProxyWorld{Configuration: config, Certificate: certificate("proxy-ns", ca)},
+			existing: []metav1.Condition{*proxyAccess(metav1.ConditionTrue, ReasonUserServerConfigured, "old message", earlier)},
+			want: Desired{Entry: &entry, Condition: proxyAccess(metav1.ConditionTrue, ReasonUserServerConfigured,
+				"Reachable through cluster-proxy's user server at https://cluster-proxy-addon-user.proxy-ns:9092/c1", earlier)},
+		},
+		"no configuration": {
+			want: Desired{Condition: proxyAccess(metav1.ConditionFalse, ReasonConfigurationMissing,
+				`ManagedProxyConfiguration "cluster-proxy" not found: is the cluster-proxy addon installed?`, second)},
+		},
+		"a configuration without a proxy server namespace": {
+			world: ProxyWorld{Configuration: noNamespace},
+			want: Desired{Condition: proxyAccess(metav1.ConditionFalse, ReasonConfigurationNamespace,
+				`ManagedProxyConfiguration "cluster-proxy" has no spec.proxyServer.namespace`, second)},
+		},
+		"no user server certificate": {
+			world: ProxyWorld{Configuration: config},
+			want: Desired{Condition: proxyAccess(metav1.ConditionFalse, ReasonCertificateMissing,
+				"Secret proxy-ns/cluster-proxy-user-serving-cert not found: is cluster-proxy's user server enabled (userServer.enabled=true)?", second)},
+		},
+		"a certificate Secret without tls.crt": {
+			world:    ProxyWorld{Configuration: config, Certificate: certificate("proxy-ns", map[string][]byte{"tls.key": []byte("k")})},
+			existing: []metav1.Condition{*proxyAccess(metav1.ConditionTrue, ReasonUserServerConfigured, "was fine", earlier)},
+			want: Desired{Condition: proxyAccess(metav1.ConditionFalse, ReasonCertificateInvalid,
+				"Secret proxy-ns/cluster-proxy-user-serving-cert has no tls.crt", second)},
+		},
+		"a configured host and port": {
+			world: ProxyWorld{Configuration: config, Certificate: certificate("proxy-ns", ca), Endpoint: Endpoint{Host: "proxy.example.com", Port: 443}},
+			want: Desired{Entry: &cpv1alpha1.AccessProvider{Name: ProxyEntryName, Cluster: clientcmdv1.Cluster{
+				Server: "https://proxy.example.com:443/c1", CertificateAuthorityData: []byte("CA"),
+				Extensions: []clientcmdv1.NamedExtension{cpcreds.ExecExtension("c1")}}},
+				Condition: proxyAccess(metav1.ConditionTrue, ReasonUserServerConfigured,
+					"Reachable through cluster-proxy's user server at https://proxy.example.com:443/c1", second)},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := ProxyDesired(tc.world, "c1", tc.existing, now)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("desired (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDirectEntry(t *testing.T) {
+	deleting := utiltesting.MakeManagedCluster("c1").Obj()
+	deleting.DeletionTimestamp = &earlier
+	withConfig := func(configs ...clusterv1.ClientConfig) *clusterv1.ManagedCluster {
+		mc := utiltesting.MakeManagedCluster("c1").Obj()
+		mc.Spec.ManagedClusterClientConfigs = configs
+		return mc
+	}
+	cases := map[string]struct {
+		cluster *clusterv1.ManagedCluster
+		want    *cpv1alpha1.AccessProvider
+	}{
+		"the first client config": {
+			cluster: withConfig(clusterv1.ClientConfig{URL: "https://api.c1:6443", CABundle: []byte("CA")},
+				clusterv1.ClientConfig{URL: "https://other:6443"}),
+			want: &cpv1alpha1.AccessProvider{Name: "direct", Cluster: clientcmdv1.Cluster{Server: "https://api.c1:6443",
+				CertificateAuthorityData: []byte("CA"), Extensions: []clientcmdv1.NamedExtension{cpcreds.ExecExtension("c1")}}},
+		},
+		"no client config":              {cluster: withConfig()},
+		"a client config without a URL": {cluster: withConfig(clusterv1.ClientConfig{CABundle: []byte("CA")})},
+		"a cluster being deleted":       {cluster: deleting},
+		"no cluster":                    {},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, DirectEntry("direct", tc.cluster)); diff != "" {
+				t.Errorf("entry (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,131 @@
+package profilewrite
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// Ownership is what one field manager owns on a ClusterProfile, as the API
+// server recorded it in managedFields. A writer compares it with what it would
+// apply: an apply is a no-op only when the values are already there *and* the
+// writer owns exactly those entries (owning one more means the apply would
+// remove it; owning one less means a later removal would not take effect).
+type Ownership struct {
+	Labels          sets.Set[string]
+	Annotations     sets.Set[string]
+	Spec            sets.Set[string] // field paths such as "displayName", "clusterManager.name"
+	Version         bool
+	Conditions      sets.Set[string] // by type
+	Properties      sets.Set[string] // by name
+	AccessProviders sets.Set[string] // by name
+}
+
+// OwnershipOf reads the Apply entries of manager for the main resource
+// (subresource "") and for the status subresource.
+func OwnershipOf(obj metav1.Object, manager string) (Ownership, error) {
+	own := Ownership{
+		Labels: sets.New[string](), Annotations: sets.New[string](), Spec: sets.New[string](),
+		Conditions: sets.New[string](), Properties: sets.New[string](), AccessProviders: sets.New[string](),
+	}
+	for _, entry := range obj.GetManagedFields() {
+		if entry.Manager != manager || entry.Operation != metav1.ManagedFieldsOperationApply || entry.FieldsV1 == nil {
+			continue
+		}
+		set := &fieldpath.Set{}
+		if err := set.FromJSON(bytes.NewReader(entry.FieldsV1.Raw)); err != nil {
+			return own, fmt.Errorf("reading managedFields of %s for %s: %w", manager, obj.GetName(), err)
+		}
+		switch entry.Subresource {
+		case "":
+			metadata := child(set, "metadata")
+			own.Labels = own.Labels.Union(fieldNames(child(metadata, "labels")))
+			own.Annotations = own.Annotations.Union(fieldNames(child(metadata, "annotations")))
+			spec := child(set, "spec")
+			if has(spec, "displayName") {
+				own.Spec.Insert("displayName")
+			}
+			if has(child(spec, "clusterManager"), "name") {
+				own.Spec.Insert("clusterManager.name")
+			}
+		case "status":
+			status := child(set, "status")
+			own.Version = own.Version || has(child(status, "version"), "kubernetes")
+			own.Conditions = own.Conditions.Union(listMapKeys(child(status, "conditions"), "type"))
+			own.Properties = own.Properties.Union(listMapKeys(child(status, "properties"), "name"))
+			own.AccessProviders = own.AccessProviders.Union(listMapKeys(child(status, "accessProviders"), "name"))
+		}
+	}
+	return own, nil
+}
+
+// WrittenBy tells whether manager has a managedFields entry on obj, for any
+// subresource or, when given, for one of subresources ("" is the main
+// resource). It finds what a writer left behind, to clean up only its own.
+func WrittenBy(obj metav1.Object, manager string, subresources ...string) bool {
+	for _, entry := range obj.GetManagedFields() {
+		if entry.Manager == manager && (len(subresources) == 0 || slices.Contains(subresources, entry.Subresource)) {
+			return true
+		}
+	}
+	return false
+}
+
+func fieldElement(name string) fieldpath.PathElement {
+	return fieldpath.PathElement{FieldName: &name}
+}
+
+// child descends into a named field; the empty set stands in for "not owned".
+func child(s *fieldpath.Set, name string) *fieldpath.Set {
+	if s == nil {
+		return &fieldpath.Set{}
+	}
+	if c, ok := s.Children.Get(fieldElement(name)); ok {
+		return c
+	}
+	return &fieldpath.Set{}
+}
+
+func has(s *fieldpath.Set, name string) bool {
+	pe := fieldElement(name)
+	if s.Members.Has(pe) {
+		return true
+	}
+	_, ok := s.Children.Get(pe)
+	return ok
+}
+
+func fieldNames(s *fieldpath.Set) sets.Set[string] {
+	out := sets.New[string]()
+	collect := func(pe fieldpath.PathElement) {
+		if pe.FieldName != nil {
+			out.Insert(*pe.FieldName)
+		}
+	}
+	s.Members.Iterate(collect)
+	s.Children.Iterate(collect)
+	return out
+}
+
+// listMapKeys returns the key values of a list-map's owned elements. A list
+// that is atomic in the installed schema has none: it is owned whole.
+func listMapKeys(s *fieldpath.Set, key string) sets.Set[string] {
+	out := sets.New[string]()
+	collect := func(pe fieldpath.PathElement) {
+		if pe.Key == nil {
+			return
+		}
+		for _, field := range *pe.Key {
+			if field.Name == key && field.Value.IsString() {
+				out.Insert(field.Value.AsString())
+			}
+		}
+	}
+	s.Members.Iterate(collect)
+	s.Children.Iterate(collect)
+	return out
+}

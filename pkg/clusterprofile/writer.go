@@ -1,0 +1,155 @@
+package clusterprofile
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
+)
+
+// Writer is the one way this project writes ClusterProfiles: one writer's
+// share of them (see profilewrite.Writer), planned by profilewrite.Plan
+// against the installed CRD and sent under the writer's field manager.
+// Every write is counted, and its response kept until the informer delivers
+// it (RecentWrites), so the writer neither re-sends it nor re-runs on its
+// echo. A withdrawal is the same write with an empty desire.
+//
+// Applies are raw Server-Side Apply bodies (profilewrite's payloads carry
+// only the fields the writer owns) through controller-runtime's client, and
+// always force ownership: a controller is the authority for the fields it
+// applies, and a conflict would otherwise leave the profile stale forever.
+type Writer struct {
+	identity profilewrite.Writer
+	client   client.Client
+	schema   *SchemaReader
+	recent   *RecentWrites
+}
+
+// NewWriter builds the writer identity writes as, through c: a manager's
+// client, whose reads (of the CRD) come from the cache and whose writes go
+// to the API server.
+func NewWriter(identity profilewrite.Writer, c client.Client) *Writer {
+	return &Writer{identity: identity, client: c, schema: &SchemaReader{Reader: c}, recent: NewRecentWrites()}
+}
+
+// Identity is who the writer writes as.
+func (w *Writer) Identity() profilewrite.Writer { return w.identity }
+
+// ListMaps tells whether the installed CRD's status lists are list-maps.
+func (w *Writer) ListMaps(ctx context.Context) (bool, error) { return w.schema.StatusListsAreMaps(ctx) }
+
+// Plan returns the write that brings current to desire on the installed
+// CRD, nil when nothing would change.
+func (w *Writer) Plan(ctx context.Context, current *cpv1alpha1.ClusterProfile, desire profilewrite.Desire) (*profilewrite.Write, error) {
+	listMaps, err := w.ListMaps(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return profilewrite.Plan(current, desire, listMaps, w.identity)
+}
+
+// Execute sends a planned write and returns the profile as stored. A new
+// profile gets its metadata first (the apply creates it); an existing one
+// its status first: on atomic-list CRDs the metadata records which
+// properties the writer owns, and must not claim them before they exist.
+func (w *Writer) Execute(ctx context.Context, write *profilewrite.Write) (*cpv1alpha1.ClusterProfile, error) {
+	current := write.Current
+	if current == nil {
+		created, err := w.applyMeta(ctx, *write.Meta, metrics.OpCreate)
+		if err != nil || write.Status == nil {
+			return created, err
+		}
+		return w.writeStatus(ctx, created, *write.Status)
+	}
+	if write.Status != nil {
+		written, err := w.writeStatus(ctx, current, *write.Status)
+		if err != nil {
+			return nil, err
+		}
+		current = written
+	}
+	if write.Meta != nil {
+		return w.applyMeta(ctx, *write.Meta, metrics.OpMetadata)
+	}
+	return current, nil
+}
+
+// Delete deletes p, if it is still the object read.
+func (w *Writer) Delete(ctx context.Context, p *cpv1alpha1.ClusterProfile) error {
+	err := w.client.Delete(ctx, p.DeepCopy(), client.Preconditions{UID: &p.UID})
+	metrics.ProfileWrite(w.identity.FieldManager, metrics.OpDelete, client.IgnoreNotFound(err))
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting ClusterProfile %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	w.recent.Deleted(p)
+	return nil
+}
+
+// Withdraw removes the writer's share of p's status, and nothing else,
+// telling whether it wrote. Write conflicts (atomic-list CRDs, other
+// writers at work) are retried on a fresh read from reader.
+func (w *Writer) Withdraw(ctx context.Context, reader client.Reader, p *cpv1alpha1.ClusterProfile) (bool, error) {
+	written := false
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		write, err := w.Plan(ctx, p, profilewrite.Desire{Status: profilewrite.StatusApply{NamespacedName: client.ObjectKeyFromObject(p)}})
+		if err != nil || write == nil {
+			return err
+		}
+		_, err = w.Execute(ctx, write)
+		if apierrors.IsConflict(err) {
+			fresh := &cpv1alpha1.ClusterProfile{}
+			if getErr := reader.Get(ctx, client.ObjectKeyFromObject(p), fresh); getErr != nil {
+				return getErr
+			}
+			p = fresh
+		}
+		written = err == nil
+		return err
+	})
+	return written, err
+}
+
+func (w *Writer) applyMeta(ctx context.Context, m profilewrite.MetaApply, op string) (*cpv1alpha1.ClusterProfile, error) {
+	body, err := m.Body()
+	if err != nil {
+		return nil, err
+	}
+	p := &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: m.Name}}
+	err = w.client.Patch(ctx, p, client.RawPatch(types.ApplyPatchType, body), client.FieldOwner(w.identity.FieldManager), client.ForceOwnership)
+	return w.wrote(p, op, err, "applying metadata of ClusterProfile "+m.NamespacedName.String())
+}
+
+func (w *Writer) writeStatus(ctx context.Context, current *cpv1alpha1.ClusterProfile, s profilewrite.StatusWrite) (*cpv1alpha1.ClusterProfile, error) {
+	owner := client.FieldOwner(w.identity.FieldManager)
+	if s.Merged == nil {
+		body, err := s.Apply.Body()
+		if err != nil {
+			return nil, err
+		}
+		p := &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Namespace: s.Apply.Namespace, Name: s.Apply.Name}}
+		err = w.client.Status().Patch(ctx, p, client.RawPatch(types.ApplyPatchType, body), owner, client.ForceOwnership)
+		return w.wrote(p, metrics.OpStatus, err, "applying status of ClusterProfile "+s.Apply.NamespacedName.String())
+	}
+	patched := current.DeepCopy()
+	patched.Status = *s.Merged
+	err := w.client.Status().Patch(ctx, patched, client.MergeFromWithOptions(current, client.MergeFromWithOptimisticLock{}), owner)
+	return w.wrote(patched, metrics.OpStatus, err, fmt.Sprintf("merging status of ClusterProfile %s/%s", current.Namespace, current.Name))
+}
+
+// wrote counts a write and remembers its response.
+func (w *Writer) wrote(p *cpv1alpha1.ClusterProfile, op string, err error, what string) (*cpv1alpha1.ClusterProfile, error) {
+	metrics.ProfileWrite(w.identity.FieldManager, op, err)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	w.recent.Wrote(p)
+	return p, nil
+}

@@ -1,0 +1,142 @@
+package credsync
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
+	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
+)
+
+// copiesOnly reads like the syncer's copies cache, which holds only Secrets
+// with the synced-from label.
+type copiesOnly struct{ client.Reader }
+
+func (c copiesOnly) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if err := c.Reader.Get(ctx, key, obj, opts...); err != nil {
+		return err
+	}
+	if obj.GetLabels()[LabelSyncedFrom] == "" {
+		return apierrors.NewNotFound(corev1.Resource("secrets"), key.Name)
+	}
+	return nil
+}
+
+// hub is a world where namespace "team" serves cluster c1, whose
+// ManagedServiceAccount "multikueue" asks for sync and has a token.
+func hub(extra ...client.Object) []client.Object {
+	msa := &authv1beta1.ManagedServiceAccount{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "c1", Name: "multikueue", Labels: map[string]string{LabelSyncToClusterProfile: "true"}},
+		Status: authv1beta1.ManagedServiceAccountStatus{ExpirationTimestamp: &metav1.Time{Time: testExpiry},
+			TokenSecretRef: &authv1beta1.SecretRef{Name: "multikueue"}},
+	}
+	token := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "c1", Name: "multikueue",
+		Labels: map[string]string{LabelIsManagedServiceAccount: "true"}},
+		Data: map[string][]byte{"token": []byte("t1"), "ca.crt": []byte("ca")}}
+	return append([]client.Object{
+		utiltesting.MakeManagedCluster("c1").Label("name", "c1").Obj(),
+		utiltesting.MakeClusterSet("c1-set").Selector(metav1.LabelSelector{MatchLabels: map[string]string{"name": "c1"}}).Obj(),
+		utiltesting.MakeBinding("team", "c1-set").Bound(true).Obj(),
+		utiltesting.NamespaceObj("team"), utiltesting.NamespaceObj("unbound"),
+		msa, token,
+	}, extra...)
+}
+
+func newTestReconciler(c client.Client, recorder events.EventRecorder) *Reconciler {
+	return &Reconciler{client: c, members: membership.Reader{Client: c}, tokens: c, copies: copiesOnly{c}, apiReader: c,
+		recorder: recorder, managerName: "open-cluster-management", reports: reportonce.New(), blockers: newBlockers(nil)}
+}
+
+// secretsIn returns the Secrets of a namespace, without the fields the API
+// server sets.
+func secretsIn(t *testing.T, c client.Client, namespace string) map[string]*corev1.Secret {
+	t.Helper()
+	list := &corev1.SecretList{}
+	if err := c.List(context.Background(), list, client.InNamespace(namespace)); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*corev1.Secret{}
+	for i := range list.Items {
+		s := list.Items[i].DeepCopy()
+		s.ResourceVersion, s.ManagedFields, s.TypeMeta = "", nil, metav1.TypeMeta{}
+		out[s.Name] = s
+	}
+	return out
+}
+
+func syncedCopy(ns string) *corev1.Secret {
+	s := DesiredCopies(profile(ns, "c1"), "c1", []Source{tokenSource("c1", "multikueue", "t1")})[0]
+	s.TypeMeta = metav1.TypeMeta{}
+	return s
+}
+
+// TestReconcile runs the syncer's Reconcile against a fake client with the
+// production indexes and a fake event recorder: want Secrets, want events.
+func TestReconcile(t *testing.T) {
+	squatter := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "c1-multikueue"},
+		Data: map[string][]byte{"token": []byte("somebody else's")}}
+	cases := map[string]struct {
+		namespace  string
+		objects    []client.Object
+		want       map[string]*corev1.Secret
+		wantEvents []string
+		wantBlocks []string
+	}{
+		"a served profile gets the copy": {
+			namespace: "team", objects: hub(profile("team", "c1")),
+			want: map[string]*corev1.Secret{"c1-multikueue": syncedCopy("team")},
+		},
+		"a forged profile in a namespace that serves nothing gets none, and loses one it had": {
+			namespace: "unbound", objects: hub(profile("unbound", "c1"), syncedCopy("unbound")),
+			want: map[string]*corev1.Secret{},
+		},
+		"a name held by another Secret is reported, watched, and never overwritten": {
+			namespace: "team", objects: hub(profile("team", "c1"), squatter),
+			want: map[string]*corev1.Secret{"c1-multikueue": squatter},
+			wantEvents: []string{"Warning SyncedSecretNameCollision Not copying the token to team/c1-multikueue: " +
+				"that name holds a Secret that is not a synced token. Rename this ManagedServiceAccount."},
+			wantBlocks: []string{"team/c1-multikueue"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := utiltesting.FakeClientBuilder(tc.objects...).WithIndex(&corev1.Secret{}, IndexCopyOf, IndexCopy).Build()
+			recorder := events.NewFakeRecorder(10)
+			r := newTestReconciler(c, recorder)
+			req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: tc.namespace, Name: "c1"}}
+
+			if _, err := r.Reconcile(context.Background(), req); err != nil {
+				t.Fatalf("Reconcile: %v", err)
+			}
+
+			got := secretsIn(t, c, tc.namespace)
+			for _, s := range tc.want {
+				s.ResourceVersion = ""
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Secrets in %s (-want +got):\n%s", tc.namespace, diff)
+			}
+			var events []string
+			for len(recorder.Events) > 0 {
+				events = append(events, <-recorder.Events)
+			}
+			if diff := cmp.Diff(tc.wantEvents, events); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantBlocks, r.blockers.blockedNames()); diff != "" {
+				t.Errorf("watched names (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,118 @@
+package credsync
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
+)
+
+// ExpiringWithin is the horizon of the "expiring soon" count.
+const ExpiringWithin = time.Hour
+
+// tokenExpiry reports, at scrape time, what on-call needs to see before
+// consumers lose access: how many token copies there are, how long until the
+// earliest one expires, and how many expire within the hour (or already
+// have). It reads the syncer's cache of copies, so a scrape costs no API
+// request. No metric carries a cluster or namespace label.
+type tokenExpiry struct {
+	copies, earliest, soon *prometheus.Desc
+	now                    func() time.Time
+
+	mu     sync.Mutex
+	reader client.Reader
+}
+
+func newTokenExpiry(now func() time.Time) *tokenExpiry {
+	return &tokenExpiry{
+		copies: prometheus.NewDesc(metrics.Name("synced_tokens"),
+			"Synced ManagedServiceAccount token copies (Secrets labelled "+LabelSyncedFrom+").", nil, nil),
+		earliest: prometheus.NewDesc(metrics.Name("synced_token_earliest_expiry_seconds"),
+			"Seconds until the earliest synced token copy expires (negative once expired); absent while no copy carries an expiry.",
+			nil, nil),
+		soon: prometheus.NewDesc(metrics.Name("synced_tokens_expiring_within_hour"),
+			"Synced token copies that expire within the next hour or have expired.", nil, nil),
+		now: now,
+	}
+}
+
+var syncedTokenExpiry = newTokenExpiry(time.Now)
+
+// observeTokenExpiry makes the collector read the copies from reader; the
+// last syncer set up in a process wins (tests run several, one after another).
+func observeTokenExpiry(reader client.Reader) {
+	syncedTokenExpiry.mu.Lock()
+	syncedTokenExpiry.reader = reader
+	syncedTokenExpiry.mu.Unlock()
+	metrics.RegisterCollector(syncedTokenExpiry)
+}
+
+func (c *tokenExpiry) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.copies
+	ch <- c.earliest
+	ch <- c.soon
+}
+
+// Collect emits nothing while the cache cannot answer (not started, or this
+// replica is not the leader): an absent series rather than a false zero.
+func (c *tokenExpiry) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	reader := c.reader
+	c.mu.Unlock()
+	if reader == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	list := &corev1.SecretList{}
+	if err := reader.List(ctx, list, client.MatchingLabelsSelector{Selector: syncedCopies()}, client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.Log.WithName("metrics").V(4).Info("Not reporting token expiry", "error", err.Error())
+		return
+	}
+	s := summarizeExpiry(list.Items, c.now())
+	ch <- prometheus.MustNewConstMetric(c.copies, prometheus.GaugeValue, float64(s.copies))
+	ch <- prometheus.MustNewConstMetric(c.soon, prometheus.GaugeValue, float64(s.expiringSoon))
+	if s.earliest != nil {
+		ch <- prometheus.MustNewConstMetric(c.earliest, prometheus.GaugeValue, s.earliest.Seconds())
+	}
+}
+
+// expirySummary is what the collector reports about a set of copies.
+type expirySummary struct {
+	copies       int
+	expiringSoon int
+	// earliest is the time left on the copy that expires first, nil when no
+	// copy carries a readable expiry.
+	earliest *time.Duration
+}
+
+// summarizeExpiry reads each copy's expiry annotation (RFC 3339); a copy
+// without one, or with one that does not parse, counts only as a copy.
+func summarizeExpiry(copies []corev1.Secret, now time.Time) expirySummary {
+	s := expirySummary{copies: len(copies)}
+	for i := range copies {
+		value, ok := copies[i].Annotations[cpcreds.AnnotationTokenExpiration]
+		if !ok {
+			continue
+		}
+		expires, err := time.Parse(time.RFC3339, value)
+		if err != nil {
+			continue
+		}
+		left := expires.Sub(now)
+		if left <= ExpiringWithin {
+			s.expiringSoon++
+		}
+		if s.earliest == nil || left < *s.earliest {
+			s.earliest = &left
+		}
+	}
+	return s
+}

@@ -1,0 +1,116 @@
+package membership
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+)
+
+// ProfileMapper maps the events that change membership (sets, bindings,
+// cluster labels, namespaces) to the existing ClusterProfiles they can
+// affect, as namespace/name requests. Controllers that act on profiles the
+// mirror (or OCM's built-in one) publishes use it to drop what they added
+// to a profile the moment its namespace stops serving its cluster, even
+// while the profile itself lingers.
+type ProfileMapper struct {
+	Client client.Reader
+}
+
+// Watch adds the membership watches to a controller keyed by profile.
+func (m ProfileMapper) Watch(b *builder.Builder) *builder.Builder {
+	return b.
+		Watches(&clusterv1beta2.ManagedClusterSet{}, handler.EnqueueRequestsFromMapFunc(m.OfSet)).
+		Watches(&clusterv1beta2.ManagedClusterSetBinding{}, handler.EnqueueRequestsFromMapFunc(m.OfBinding)).
+		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(m.OfCluster),
+			builder.WithPredicates(predicate.Or[client.Object](predicate.LabelChangedPredicate{}, DeletionStarted()))).
+		WatchesMetadata(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(m.OfNamespace),
+			builder.WithPredicates(NamespaceLifecycleChanged()))
+}
+
+// OfSet maps a set to the profiles in the namespaces that bind it: only
+// there can its selector or its deletion change what is served.
+func (m ProfileMapper) OfSet(ctx context.Context, obj client.Object) []reconcile.Request {
+	bindings := &clusterv1beta2.ManagedClusterSetBindingList{}
+	if err := m.Client.List(ctx, bindings, client.MatchingFields{BindingClusterSetKey: obj.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing bindings of ManagedClusterSet", "managedClusterSet", obj.GetName())
+		return nil
+	}
+	namespaces := sets.New[string]()
+	for i := range bindings.Items {
+		namespaces.Insert(bindings.Items[i].Namespace)
+	}
+	var requests []reconcile.Request
+	for ns := range namespaces {
+		requests = append(requests, m.profiles(ctx, client.InNamespace(ns))...)
+	}
+	return requests
+}
+
+// OfBinding maps a binding to the profiles in its namespace.
+func (m ProfileMapper) OfBinding(ctx context.Context, obj client.Object) []reconcile.Request {
+	return m.profiles(ctx, client.InNamespace(obj.GetNamespace()))
+}
+
+// OfNamespace maps a namespace to the profiles in it.
+func (m ProfileMapper) OfNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
+	return m.profiles(ctx, client.InNamespace(obj.GetName()))
+}
+
+// All maps an event that can change every profile (a rotated CA, say) to
+// every profile.
+func (m ProfileMapper) All(ctx context.Context, _ client.Object) []reconcile.Request {
+	return m.profiles(ctx)
+}
+
+// OfCluster maps a ManagedCluster to the profiles named after it.
+func (m ProfileMapper) OfCluster(ctx context.Context, obj client.Object) []reconcile.Request {
+	return m.profiles(ctx, client.MatchingFields{clusterprofile.IndexByName: obj.GetName()})
+}
+
+func (m ProfileMapper) profiles(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
+	list := &cpv1alpha1.ClusterProfileList{}
+	if err := m.Client.List(ctx, list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing ClusterProfiles")
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		requests = append(requests, reconcile.Request{NamespacedName: types.NamespacedName{
+			Namespace: list.Items[i].Namespace, Name: list.Items[i].Name}})
+	}
+	return requests
+}
+
+// NamespaceLifecycleChanged passes namespace creations, deletions and the
+// start of termination; other namespace updates cannot change membership.
+func NamespaceLifecycleChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: deletionStarted}
+}
+
+// DeletionStarted passes only updates that set (or clear) deletionTimestamp.
+func DeletionStarted() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc:  deletionStarted,
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+func deletionStarted(e event.UpdateEvent) bool {
+	return e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero()
+}

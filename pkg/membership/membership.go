@@ -1,0 +1,116 @@
+// Package membership is the one authority on where a ManagedCluster is
+// published: which namespaces serve it, and so which namespaces may hold its
+// ClusterProfile, its access provider entries and its token copies.
+//
+// The answer comes only from objects OCM's administrators control
+// (ManagedClusters, ManagedClusterSets and Bound ManagedClusterSetBindings)
+// and never from labels, names or spec fields on a ClusterProfile: anyone
+// allowed to create a ClusterProfile can set those to anything. The mirror
+// publishes from Served, and the access providers and the credential syncer
+// act only on profiles Served says are wanted.
+package membership
+
+import (
+	"sort"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/sets"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	clustersdkv1beta2 "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1beta2"
+)
+
+// AnnotationPublish, set to "false" on a ManagedClusterSetBinding, keeps its
+// namespace from being a consumer namespace: the binding still serves
+// Placement (addons, policies), but no ClusterProfile, access entry or token
+// copy is published there because of it.
+const AnnotationPublish = "clusterprofile.open-cluster-management.io/publish"
+
+// NamespaceState is what membership needs to know of a namespace.
+type NamespaceState int
+
+const (
+	NamespaceMissing NamespaceState = iota
+	NamespaceActive
+	NamespaceTerminating
+)
+
+// World is the part of the hub that decides where clusters are published.
+type World struct {
+	// Sets are the ManagedClusterSets to consider (others simply do not count).
+	Sets []clusterv1beta2.ManagedClusterSet
+	// Bindings are the ManagedClusterSetBindings to consider.
+	Bindings []clusterv1beta2.ManagedClusterSetBinding
+	// Namespaces holds the state of every namespace of a binding (and of
+	// whatever else the caller looks at); an absent namespace is missing.
+	Namespaces map[string]NamespaceState
+}
+
+// Served returns the namespaces that publish cluster, each with the set it
+// is published for. A namespace serves a cluster while it is active and one
+// of its bindings is Bound, publishes (see AnnotationPublish) and binds a
+// set whose selector picks the cluster. A nil or deleting cluster is served
+// nowhere.
+func Served(cluster *clusterv1.ManagedCluster, world World) map[string]string {
+	served := map[string]string{}
+	if cluster == nil || !cluster.DeletionTimestamp.IsZero() {
+		return served
+	}
+	memberSets := sets.New(MemberSets(cluster, world.Sets)...)
+	setsByNamespace := map[string][]string{}
+	for i := range world.Bindings {
+		binding := &world.Bindings[i]
+		if !memberSets.Has(binding.Spec.ClusterSet) || !Publishes(binding) ||
+			world.Namespaces[binding.Namespace] != NamespaceActive {
+			continue
+		}
+		setsByNamespace[binding.Namespace] = append(setsByNamespace[binding.Namespace], binding.Spec.ClusterSet)
+	}
+	for ns, setNames := range setsByNamespace {
+		served[ns] = chooseClusterSet(cluster, setNames)
+	}
+	return served
+}
+
+// Publishes tells whether a binding makes its namespace a consumer namespace:
+// it is Bound (OCM's binding controller says its set exists and the binding
+// is allowed) and it does not opt out with AnnotationPublish: "false".
+func Publishes(binding *clusterv1beta2.ManagedClusterSetBinding) bool {
+	return binding.DeletionTimestamp.IsZero() &&
+		binding.Annotations[AnnotationPublish] != "false" &&
+		meta.IsStatusConditionTrue(binding.Status.Conditions, clusterv1beta2.ClusterSetBindingBoundType)
+}
+
+// MemberSets returns the names of the sets whose selector picks the cluster.
+// Sets being deleted and sets with a selector that cannot be evaluated pick
+// nothing.
+func MemberSets(cluster *clusterv1.ManagedCluster, all []clusterv1beta2.ManagedClusterSet) []string {
+	var names []string
+	for i := range all {
+		set := &all[i]
+		if !set.DeletionTimestamp.IsZero() {
+			continue
+		}
+		selector, err := clustersdkv1beta2.BuildClusterSelector(set)
+		if err == nil && selector.Matches(labels.Set(cluster.Labels)) {
+			names = append(names, set.Name)
+		}
+	}
+	return names
+}
+
+// chooseClusterSet picks the set a profile is labelled with when several
+// bound sets of one namespace contain the cluster: the cluster's own
+// exclusive set if it is one of them, else the first by name, so the label is
+// stable across reconciles.
+func chooseClusterSet(cluster *clusterv1.ManagedCluster, setNames []string) string {
+	own := cluster.Labels[clusterv1beta2.ClusterSetLabel]
+	for _, name := range setNames {
+		if name == own {
+			return own
+		}
+	}
+	sort.Strings(setNames)
+	return setNames[0]
+}

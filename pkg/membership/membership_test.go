@@ -1,0 +1,191 @@
+package membership_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+
+	. "open-cluster-management.io/clusterprofile-bundle/pkg/membership"
+	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
+)
+
+func clusterSets(s ...*clusterv1beta2.ManagedClusterSet) []clusterv1beta2.ManagedClusterSet {
+	out := make([]clusterv1beta2.ManagedClusterSet, 0, len(s))
+	for _, set := range s {
+		out = append(out, *set)
+	}
+	return out
+}
+
+func bindings(b ...*clusterv1beta2.ManagedClusterSetBinding) []clusterv1beta2.ManagedClusterSetBinding {
+	out := make([]clusterv1beta2.ManagedClusterSetBinding, 0, len(b))
+	for _, binding := range b {
+		out = append(out, *binding)
+	}
+	return out
+}
+
+func active(names ...string) map[string]NamespaceState {
+	out := map[string]NamespaceState{}
+	for _, n := range names {
+		out[n] = NamespaceActive
+	}
+	return out
+}
+
+func TestServed(t *testing.T) {
+	now := metav1.Now()
+	deletingSet := utiltesting.MakeClusterSet("dev").Obj()
+	deletingSet.DeletionTimestamp = &now
+	deletingCluster := utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj()
+	deletingCluster.DeletionTimestamp = &now
+	badSelector := utiltesting.MakeClusterSet("bad").Obj()
+	badSelector.Spec.ClusterSelector.SelectorType = "Nonsense"
+	deletingBinding := utiltesting.MakeBinding("a", "dev").Bound(true).Obj()
+	deletingBinding.DeletionTimestamp = &now
+	deletingBinding.Finalizers = []string{"test"}
+
+	cases := map[string]struct {
+		cluster *clusterv1.ManagedCluster
+		world   World
+		want    map[string]string
+	}{
+		"exclusive set bound in two namespaces": {
+			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
+			world: World{
+				Sets:       clusterSets(utiltesting.MakeClusterSet("dev").Obj()),
+				Bindings:   bindings(utiltesting.MakeBinding("a", "dev").Bound(true).Obj(), utiltesting.MakeBinding("b", "dev").Bound(true).Obj()),
+				Namespaces: active("a", "b"),
+			},
+			want: map[string]string{"a": "dev", "b": "dev"},
+		},
+		"binding not bound": {
+			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
+			world: World{
+				Sets:       clusterSets(utiltesting.MakeClusterSet("dev").Obj()),
+				Bindings:   bindings(utiltesting.MakeBinding("a", "dev").Bound(false).Obj(), utiltesting.MakeBinding("b", "dev").Obj()),
+				Namespaces: active("a", "b"),
+			},
+			want: map[string]string{},
+		},
+		"terminating and missing namespaces get nothing": {
+			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
+			world: World{
+				Sets:       clusterSets(utiltesting.MakeClusterSet("dev").Obj()),
+				Bindings:   bindings(utiltesting.MakeBinding("a", "dev").Bound(true).Obj(), utiltesting.MakeBinding("gone", "dev").Bound(true).Obj()),
+				Namespaces: map[string]NamespaceState{"a": NamespaceTerminating},
+			},
+			want: map[string]string{},
+		},
+		"cluster outside the set": {
+			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("prod").Obj(),
+			world: World{
+				Sets:       clusterSets(utiltesting.MakeClusterSet("dev").Obj()),
+				Bindings:   bindings(utiltesting.MakeBinding("a", "dev").Bound(true).Obj()),
+				Namespaces: active("a"),
+			},
+			want: map[string]string{},
+		},
+		"empty label selector is the global set": {
+			cluster: utiltesting.MakeManagedCluster("c1").Obj(),
+			world: World{
+				Sets:       clusterSets(utiltesting.MakeClusterSet("global").Selector(metav1.LabelSelector{}).Obj()),
+				Bindings:   bindings(utiltesting.MakeBinding("a", "global").Bound(true).Obj()),
+				Namespaces: active("a"),
+			},
+			want: map[string]string{"a": "global"},
+		},
+		"match expressions": {
+			cluster: utiltesting.MakeManagedCluster("c1").Label("env", "prod").Obj(),
+			world: World{
+				Sets: clusterSets(utiltesting.MakeClusterSet("prodlike").Selector(metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+					{Key: "env", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"dev"}}}}).Obj()),
+				Bindings:   bindings(utiltesting.MakeBinding("a", "prodlike").Bound(true).Obj()),
+				Namespaces: active("a"),
+			},
+			want: map[string]string{"a": "prodlike"},
+		},
+		"several sets in one namespace: the cluster's exclusive set names the profile": {
+			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("zeta").Obj(),
+			world: World{
+				Sets: clusterSets(utiltesting.MakeClusterSet("zeta").Obj(), utiltesting.MakeClusterSet("alpha").Selector(metav1.LabelSelector{}).Obj()),
+				Bindings: bindings(utiltesting.MakeBinding("a", "zeta").Bound(true).Obj(), utiltesting.MakeBinding("a", "alpha").Bound(true).Obj(),
+					utiltesting.MakeBinding("b", "alpha").Bound(true).Obj()),
+				Namespaces: active("a", "b"),
+			},
+			want: map[string]string{"a": "zeta", "b": "alpha"},
+		},
+		"several label-selector sets: the first by name": {
+			cluster: utiltesting.MakeManagedCluster("c1").Obj(),
+			world: World{
+				Sets: clusterSets(utiltesting.MakeClusterSet("mid").Selector(metav1.LabelSelector{}).Obj(),
+					utiltesting.MakeClusterSet("first").Selector(metav1.LabelSelector{}).Obj()),
+				Bindings:   bindings(utiltesting.MakeBinding("a", "mid").Bound(true).Obj(), utiltesting.MakeBinding("a", "first").Bound(true).Obj()),
+				Namespaces: active("a"),
+			},
+			want: map[string]string{"a": "first"},
+		},
+		"set being deleted and set with a broken selector pick nothing": {
+			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
+			world: World{
+				Sets:       clusterSets(deletingSet, badSelector),
+				Bindings:   bindings(utiltesting.MakeBinding("a", "dev").Bound(true).Obj(), utiltesting.MakeBinding("a", "bad").Bound(true).Obj()),
+				Namespaces: active("a"),
+			},
+			want: map[string]string{},
+		},
+		"cluster being deleted": {
+			cluster: deletingCluster,
+			world: World{
+				Sets:       clusterSets(utiltesting.MakeClusterSet("dev").Obj()),
+				Bindings:   bindings(utiltesting.MakeBinding("a", "dev").Bound(true).Obj()),
+				Namespaces: active("a"),
+			},
+			want: map[string]string{},
+		},
+		"a binding that opts out of publishing serves Placement only": {
+			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
+			world: World{
+				Sets: clusterSets(utiltesting.MakeClusterSet("dev").Obj()),
+				Bindings: bindings(utiltesting.MakeBinding("a", "dev").Bound(true).Annotation(AnnotationPublish, "false").Obj(),
+					utiltesting.MakeBinding("b", "dev").Bound(true).Annotation(AnnotationPublish, "true").Obj()),
+				Namespaces: active("a", "b"),
+			},
+			want: map[string]string{"b": "dev"},
+		},
+		"an opted-out binding does not hide another binding of the namespace": {
+			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
+			world: World{
+				Sets: clusterSets(utiltesting.MakeClusterSet("dev").Obj(), utiltesting.MakeClusterSet("global").Selector(metav1.LabelSelector{}).Obj()),
+				Bindings: bindings(utiltesting.MakeBinding("a", "global").Bound(true).Annotation(AnnotationPublish, "false").Obj(),
+					utiltesting.MakeBinding("a", "dev").Bound(true).Obj()),
+				Namespaces: active("a"),
+			},
+			want: map[string]string{"a": "dev"},
+		},
+		"a binding being deleted": {
+			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
+			world: World{
+				Sets:       clusterSets(utiltesting.MakeClusterSet("dev").Obj()),
+				Bindings:   bindings(deletingBinding),
+				Namespaces: active("a"),
+			},
+			want: map[string]string{},
+		},
+		"cluster gone": {
+			world: World{Namespaces: active("a")},
+			want:  map[string]string{},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Served(tc.cluster, tc.world)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("profiles (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

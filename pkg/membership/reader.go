@@ -1,0 +1,139 @@
+package membership
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Reader reads the world Served decides from, out of the manager's cache.
+type Reader struct {
+	Client client.Reader
+}
+
+// ClusterWorld reads what decides where cluster is published: every set, the
+// bindings of the sets that pick the cluster, and the state of the namespaces
+// of those bindings and of extraNamespaces (say, where its profiles are).
+func (r Reader) ClusterWorld(ctx context.Context, cluster *clusterv1.ManagedCluster, extraNamespaces []string) (World, error) {
+	world := World{Namespaces: map[string]NamespaceState{}}
+	if cluster != nil && cluster.DeletionTimestamp.IsZero() {
+		setList := &clusterv1beta2.ManagedClusterSetList{}
+		if err := r.Client.List(ctx, setList, client.UnsafeDisableDeepCopy); err != nil {
+			return world, fmt.Errorf("listing ManagedClusterSets: %w", err)
+		}
+		world.Sets = setList.Items
+		for _, setName := range MemberSets(cluster, world.Sets) {
+			bindings := &clusterv1beta2.ManagedClusterSetBindingList{}
+			if err := r.Client.List(ctx, bindings, client.MatchingFields{BindingClusterSetKey: setName}, client.UnsafeDisableDeepCopy); err != nil {
+				return world, fmt.Errorf("listing bindings of ManagedClusterSet %s: %w", setName, err)
+			}
+			world.Bindings = append(world.Bindings, bindings.Items...)
+		}
+	}
+	namespaces := make([]string, 0, len(world.Bindings)+len(extraNamespaces))
+	for _, b := range world.Bindings {
+		namespaces = append(namespaces, b.Namespace)
+	}
+	return world, r.readNamespaces(ctx, world.Namespaces, append(namespaces, extraNamespaces...))
+}
+
+// Serves tells whether namespace publishes the cluster named clusterName.
+// It reads only that namespace's bindings and their sets.
+func (r Reader) Serves(ctx context.Context, namespace, clusterName string) (bool, error) {
+	cluster, err := r.Cluster(ctx, clusterName)
+	if err != nil || cluster == nil || !cluster.DeletionTimestamp.IsZero() {
+		return false, err
+	}
+	world := World{Namespaces: map[string]NamespaceState{}}
+	bindings := &clusterv1beta2.ManagedClusterSetBindingList{}
+	if err := r.Client.List(ctx, bindings, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return false, fmt.Errorf("listing ManagedClusterSetBindings in %s: %w", namespace, err)
+	}
+	for i := range bindings.Items {
+		binding := &bindings.Items[i]
+		if !Publishes(binding) {
+			continue
+		}
+		set := &clusterv1beta2.ManagedClusterSet{}
+		err := r.Client.Get(ctx, types.NamespacedName{Name: binding.Spec.ClusterSet}, set)
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return false, fmt.Errorf("reading ManagedClusterSet %s: %w", binding.Spec.ClusterSet, err)
+		}
+		world.Sets = append(world.Sets, *set)
+		world.Bindings = append(world.Bindings, *binding)
+	}
+	if len(world.Bindings) == 0 {
+		return false, nil
+	}
+	if err := r.readNamespaces(ctx, world.Namespaces, []string{namespace}); err != nil {
+		return false, err
+	}
+	_, served := Served(cluster, world)[namespace]
+	return served, nil
+}
+
+// ServesProfile tells whether p is a profile the hub publishes: one of
+// managerName (spec.clusterManager.name, which is immutable), not being
+// deleted, named after a cluster that its namespace serves. Nothing else
+// about p counts: its labels are whatever its creator wrote.
+func (r Reader) ServesProfile(ctx context.Context, p *cpv1alpha1.ClusterProfile, managerName string) (bool, error) {
+	if p == nil || !p.DeletionTimestamp.IsZero() || p.Spec.ClusterManager.Name != managerName {
+		return false, nil
+	}
+	return r.Serves(ctx, p.Namespace, p.Name)
+}
+
+// Cluster returns the named ManagedCluster, nil when it does not exist.
+func (r Reader) Cluster(ctx context.Context, name string) (*clusterv1.ManagedCluster, error) {
+	cluster := &clusterv1.ManagedCluster{}
+	err := r.Client.Get(ctx, types.NamespacedName{Name: name}, cluster)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading ManagedCluster %s: %w", name, err)
+	}
+	return cluster, nil
+}
+
+func (r Reader) readNamespaces(ctx context.Context, into map[string]NamespaceState, names []string) error {
+	for _, ns := range names {
+		if _, known := into[ns]; known {
+			continue
+		}
+		state, err := r.namespaceState(ctx, ns)
+		if err != nil {
+			return err
+		}
+		into[ns] = state
+	}
+	return nil
+}
+
+// namespaceState reads namespace metadata only: the informer behind it holds
+// no more than that.
+func (r Reader) namespaceState(ctx context.Context, name string) (NamespaceState, error) {
+	ns := &metav1.PartialObjectMetadata{}
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	err := r.Client.Get(ctx, types.NamespacedName{Name: name}, ns)
+	switch {
+	case apierrors.IsNotFound(err):
+		return NamespaceMissing, nil
+	case err != nil:
+		return NamespaceMissing, fmt.Errorf("reading Namespace %s: %w", name, err)
+	case !ns.DeletionTimestamp.IsZero():
+		return NamespaceTerminating, nil
+	}
+	return NamespaceActive, nil
+}

@@ -1,0 +1,138 @@
+package mirror
+
+import (
+	"context"
+	"sort"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
+)
+
+// profileView is what a reader of a profile sees of the mirror's work.
+type profileView struct {
+	Labels map[string]string
+	Spec   cpv1alpha1.ClusterProfileSpec
+	Status cpv1alpha1.ClusterProfileStatus
+}
+
+func viewsOf(t *testing.T, c client.Client) map[string]profileView {
+	t.Helper()
+	list := &cpv1alpha1.ClusterProfileList{}
+	if err := c.List(context.Background(), list); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]profileView{}
+	for _, p := range list.Items {
+		out[p.Namespace+"/"+p.Name] = profileView{Labels: p.Labels, Spec: p.Spec, Status: p.Status}
+	}
+	return out
+}
+
+// drain returns the events recorded so far, sorted: findings are reported
+// in no particular order.
+func drain(recorder *events.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-recorder.Events:
+			out = append(out, e)
+		default:
+			sort.Strings(out)
+			return out
+		}
+	}
+}
+
+func publishedView(ns string, status cpv1alpha1.ClusterProfileStatus) profileView {
+	return profileView{
+		Labels: map[string]string{"x-k8s.io/cluster-manager": testManager, "open-cluster-management.io/cluster-name": "c1",
+			"multicluster.x-k8s.io/clusterset": "dev"},
+		Spec:   cpv1alpha1.ClusterProfileSpec{DisplayName: "c1", ClusterManager: cpv1alpha1.ClusterManager{Name: testManager}},
+		Status: status,
+	}
+}
+
+// TestReconcile runs the mirror's Reconcile against a fake client carrying
+// the production indexes (without a CRD, so on atomic status lists, where
+// the mirror records its property names), with a fake event recorder: want
+// objects and want events.
+func TestReconcile(t *testing.T) {
+	cluster := func() *clusterv1.ManagedCluster {
+		return utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Version("v1.31.0").Claim("region", "eu").Claim("", "nameless").Joined().Obj()
+	}
+	joined := metav1.Condition{Type: "Joined", Status: metav1.ConditionTrue, Reason: "ManagedClusterJoined",
+		Message: "Managed cluster joined", LastTransitionTime: utiltesting.ConditionTime}
+	status := cpv1alpha1.ClusterProfileStatus{Version: cpv1alpha1.ClusterVersion{Kubernetes: "v1.31.0"},
+		Conditions: []metav1.Condition{joined}, Properties: []cpv1alpha1.Property{{Name: "region", Value: "eu"}}}
+	world := func() []client.Object {
+		return []client.Object{utiltesting.MakeClusterSet("dev").Obj(), utiltesting.NamespaceObj("team"),
+			utiltesting.MakeBinding("team", "dev").Bound(true).Obj()}
+	}
+	cases := map[string]struct {
+		objects    []client.Object
+		wantViews  map[string]profileView
+		wantEvents []string
+	}{
+		"a bound cluster is published; a claim the schema rejects is reported": {
+			objects:    append(world(), cluster()),
+			wantViews:  map[string]profileView{"team/c1": publishedView("team", status)},
+			wantEvents: []string{`Warning ClusterClaimsSkipped Claims left out of ClusterProfile properties: "" (empty name)`},
+		},
+		"a cluster that left its set loses its profile": {
+			objects: append(world(), utiltesting.MakeManagedCluster("c1").ClusterSet("prod").Obj(),
+				func() client.Object {
+					p := utiltesting.MakeClusterProfile("team", "c1", testManager).Obj()
+					return p
+				}()),
+			wantViews: map[string]profileView{},
+		},
+		"another manager's profile under the name is a clash, reported, never written": {
+			objects:   append(world(), cluster(), utiltesting.MakeClusterProfile("team", "c1", "fleet").Obj()),
+			wantViews: map[string]profileView{"team/c1": {Labels: map[string]string{"x-k8s.io/cluster-manager": "fleet"}, Spec: cpv1alpha1.ClusterProfileSpec{DisplayName: "c1", ClusterManager: cpv1alpha1.ClusterManager{Name: "fleet"}}}},
+			wantEvents: []string{
+				`Warning ClusterClaimsSkipped Claims left out of ClusterProfile properties: "" (empty name)`,
+				`Warning ClusterProfileNameClash ClusterProfile team/c1 belongs to cluster manager "fleet"; not publishing this cluster in namespace team until it is gone`,
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			c := utiltesting.NewFakeClient(tc.objects...)
+			recorder := events.NewFakeRecorder(10)
+			r := NewReconciler(c, recorder, Options{ManagerName: testManager})
+			req := ctrl.Request{NamespacedName: types.NamespacedName{Name: "c1"}}
+
+			if _, err := r.Reconcile(ctx, req); err != nil {
+				t.Fatalf("Reconcile: %v", err)
+			}
+			views := viewsOf(t, c)
+			if diff := cmp.Diff(tc.wantViews, views); diff != "" {
+				t.Errorf("profiles (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantEvents, drain(recorder)); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+
+			// A second reconcile of the same world writes and reports nothing.
+			if _, err := r.Reconcile(ctx, req); err != nil {
+				t.Fatalf("second Reconcile: %v", err)
+			}
+			if diff := cmp.Diff(views, viewsOf(t, c)); diff != "" {
+				t.Errorf("the second reconcile changed profiles (-first +second):\n%s", diff)
+			}
+			if got := drain(recorder); len(got) > 0 {
+				t.Errorf("the second reconcile reported again: %v", got)
+			}
+		})
+	}
+}
