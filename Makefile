@@ -2,6 +2,7 @@
 #
 #   make demo   run the mirror on a local control plane it starts itself
 #   make test   unit and integration tests against a real kube-apiserver
+#               (and the local real-OCM smoke test, test/ocmlocal)
 #   make bench  scale benchmark against a real kube-apiserver
 #   make chart-test  the Helm chart's tests (also part of make test)
 
@@ -10,6 +11,8 @@ GO ?= go
 BIN := $(CURDIR)/bin
 ENVTEST_DIR := $(BIN)/envtest
 export KUBEBUILDER_ASSETS := $(ENVTEST_DIR)
+OCM_BIN_DIR := $(BIN)/ocm
+export OCM_BIN_DIR
 
 CHART_DIR := charts/clusterprofile-manager
 CLUSTERPROFILE_CRD := multicluster.x-k8s.io_clusterprofiles.yaml
@@ -18,7 +21,7 @@ CLUSTERPROFILE_CRD := multicluster.x-k8s.io_clusterprofiles.yaml
 STATICCHECK_VERSION ?= v0.6.1
 STATICCHECK := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: all build envtest test unit integration chart-test manifests dashboard prometheus chart-crd lint vet fmt bench demo clean image
+.PHONY: all build envtest ocm-binaries test unit integration chart-test manifests dashboard prometheus chart-crd lint vet fmt bench demo clean image
 
 all: build
 
@@ -32,8 +35,17 @@ envtest: $(ENVTEST_DIR)/kube-apiserver $(ENVTEST_DIR)/etcd
 $(ENVTEST_DIR)/kube-apiserver $(ENVTEST_DIR)/etcd: hack/envtest.sh
 	ENVTEST_DIR=$(ENVTEST_DIR) hack/envtest.sh
 
-## test: unit and integration tests
-test: envtest
+## ocm-binaries: build kube-controller-manager, OCM v1.2.0's hub and klusterlet, managed-serviceaccount
+## and cluster-proxy v0.10.0 and the ANP tunnel for test/ocmlocal (first build about 20 minutes on
+## 2 cores; cached in ~/.cache/ocm-clusterprofile/ocm across clones)
+ocm-binaries: $(OCM_BIN_DIR)/.built
+
+$(OCM_BIN_DIR)/.built: hack/ocmlocal.sh
+	OCM_BIN_DIR=$(OCM_BIN_DIR) hack/ocmlocal.sh
+	touch $@
+
+## test: unit and integration tests (build: test/ocmlocal runs bin/clusterprofile-agent and -manager)
+test: envtest ocm-binaries build
 	$(GO) test ./... -count=1
 
 ## unit: tests that need no control plane (-short skips the end-to-end ones)
@@ -41,7 +53,7 @@ unit:
 	$(GO) test -short $$($(GO) list ./... | grep -v /test/) -count=1
 
 ## integration: tests against the real control plane
-integration: envtest
+integration: envtest ocm-binaries
 	$(GO) test ./test/... -count=1
 
 ## chart-test: the Helm chart: lint, every gate combination, values schema, and on a real

@@ -1,0 +1,224 @@
+//go:build linux
+
+package ocmlocal
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const (
+	proxyAddon = "cluster-proxy"
+	// proxyImage is the image cluster-proxy v0.10.0's chart uses for its
+	// manager, controllers, user server, proxy-server and agents.
+	proxyImage = "quay.io/open-cluster-management/cluster-proxy:v0.10.0"
+	// The ANP proxy-server's fixed ports inside its pod: 8090 for clients
+	// (the user server), 8091 for agents.
+	proxyServerPort = 8090
+	proxyAgentPort  = 8091
+	userServerPort  = 9092
+)
+
+// startClusterProxy installs cluster-proxy as its chart does with the user
+// server enabled: the ManagedProxyConfiguration, the ClusterManagementAddOn,
+// and the manager and user-server Deployments, which the hub kubelet runs.
+// The manager then deploys the ANP proxy-server (also run by the hub
+// kubelet) and, through ManifestWorks, the agents on every cluster.
+//
+// Rewrites, all because there are no Services: the proxy-server's entry
+// point for agents is the Hostname 127.0.0.1 with a host port that every pod
+// reaches; the user server dials the proxy-server at 127.0.0.1 and a host
+// port instead of proxy-entrypoint.<ns>.svc:8090; the user server is
+// reached at https://127.0.0.1:<port> instead of the cluster-proxy-addon-user
+// Service (its certificate is valid for 127.0.0.1).
+func (e *Env) startClusterProxy(ctx context.Context) error {
+	start := time.Now()
+	serverHostPort, agentHostPort, userHostPort := e.proxyPorts[0], e.proxyPorts[1], e.proxyPorts[2]
+	hubKubelet := e.kubeletOf(e.Hub)
+	hubKubelet.exposePort(addonHubNamespace, proxyAddon, proxyServerPort, serverHostPort)
+	hubKubelet.exposePort(addonHubNamespace, proxyAddon, proxyAgentPort, agentHostPort)
+	hubKubelet.exposePort(addonHubNamespace, "cluster-proxy-addon-user", userServerPort, userHostPort)
+	hub, err := e.hubClient()
+	if err != nil {
+		return err
+	}
+	objects := []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: addonHubNamespace}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: proxyAddon, Namespace: addonHubNamespace}},
+		proxyClusterRoleBinding(),
+		managedProxyConfiguration(agentHostPort),
+		proxyClusterManagementAddOn(),
+		proxyManagerDeployment(),
+		proxyUserServerDeployment(serverHostPort),
+	}
+	for _, obj := range objects {
+		if err := createIgnoringExists(obj, hub.Create(ctx, obj)); err != nil {
+			return fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
+		}
+	}
+	if err := e.EnableAddon(ctx, proxyAddon, addonInstallNamespace); err != nil {
+		return err
+	}
+	if err := e.waitUserServer(ctx, hub, userHostPort); err != nil {
+		return err
+	}
+	if err := e.waitAddonsAvailable(ctx, proxyAddon); err != nil {
+		return err
+	}
+	e.progressf("cluster-proxy available on %d clusters, user server at %s, in %s", len(e.Clusters), e.Proxy.URL, since(start))
+	return nil
+}
+
+// reserveProxyPorts picks the host ports of the proxy-server (for the user
+// server, for agents) and of the user server, and publishes the first two
+// to every pod.
+func (e *Env) reserveProxyPorts() error {
+	ports, err := freePorts(3)
+	if err != nil {
+		return err
+	}
+	e.proxyPorts = ports
+	e.publishedPorts = append(e.publishedPorts, ports[0], ports[1])
+	return nil
+}
+
+// waitUserServer waits for the user server's certificate (which the manager
+// issues into Secret cluster-proxy-user-serving-cert, signed by the
+// cluster-proxy signer whose certificate Secret proxy-server-ca holds) and
+// for the server to answer with it.
+func (e *Env) waitUserServer(ctx context.Context, hub client.Client, port int) error {
+	signer := &corev1.Secret{}
+	err := poll(ctx, 3*time.Minute, nil, func(ctx context.Context) (bool, error) {
+		if err := hub.Get(ctx, types.NamespacedName{Namespace: addonHubNamespace, Name: "proxy-server-ca"}, signer); err != nil {
+			return false, err
+		}
+		return tlsReachable(hostPort(port), signer.Data["ca.crt"])
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for cluster-proxy's user server: %w", err)
+	}
+	e.Proxy = &UserServer{URL: "https://" + hostPort(port), CAData: signer.Data["ca.crt"]}
+	return nil
+}
+
+// proxyClusterRoleBinding gives the chart's service account cluster-admin on
+// the hub; the chart's own ClusterRole is narrower.
+func proxyClusterRoleBinding() *rbacv1.ClusterRoleBinding {
+	return &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "ocmlocal:cluster-proxy"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: proxyAddon, Namespace: addonHubNamespace}},
+	}
+}
+
+func managedProxyConfiguration(agentHostPort int) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "proxy.open-cluster-management.io/v1alpha1",
+		"kind":       "ManagedProxyConfiguration",
+		"metadata":   map[string]any{"name": proxyAddon},
+		"spec": map[string]any{
+			"authentication": map[string]any{"dump": map[string]any{"secrets": map[string]any{}}, "signer": map[string]any{"type": "SelfSigned"}},
+			"proxyServer": map[string]any{
+				"image": proxyImage, "replicas": int64(1), "namespace": addonHubNamespace,
+				"entrypoint": map[string]any{
+					"type": "Hostname", "hostname": map[string]any{"value": "127.0.0.1"}, "port": int64(agentHostPort),
+				},
+			},
+			"proxyAgent": map[string]any{"image": proxyImage, "replicas": int64(1)},
+			"userServer": map[string]any{},
+		},
+	}}
+}
+
+// proxyClusterManagementAddOn is the chart's, in v1alpha1 (converted by the
+// webhook), with a manual install strategy: the harness enables the addon
+// per cluster.
+func proxyClusterManagementAddOn() *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "addon.open-cluster-management.io/v1alpha1",
+		"kind":       "ClusterManagementAddOn",
+		"metadata": map[string]any{"name": proxyAddon,
+			"annotations": map[string]any{"addon.open-cluster-management.io/lifecycle": "addon-manager"}},
+		"spec": map[string]any{
+			"addOnMeta": map[string]any{"displayName": proxyAddon, "description": proxyAddon},
+			"supportedConfigs": []any{
+				map[string]any{"group": "proxy.open-cluster-management.io", "resource": "managedproxyconfigurations", "defaultConfig": map[string]any{"name": proxyAddon}},
+				map[string]any{"group": "addon.open-cluster-management.io", "resource": "addondeploymentconfigs"},
+			},
+			"installStrategy": map[string]any{"type": "Manual"},
+		},
+	}}
+}
+
+func proxyDeployment(name string, containers ...corev1.Container) *appsv1.Deployment {
+	labels := map[string]string{"open-cluster-management.io/addon": proxyAddon, "component": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: addonHubNamespace},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{ServiceAccountName: proxyAddon, Containers: containers},
+			},
+		},
+	}
+}
+
+// proxyManagerDeployment is the chart's manager Deployment, with the
+// service proxy enabled (the user server reaches clusters through it).
+func proxyManagerDeployment() *appsv1.Deployment {
+	return proxyDeployment("cluster-proxy-addon-manager", corev1.Container{
+		Name: "manager", Image: proxyImage, Command: []string{"/manager"},
+		Args: []string{
+			"--leader-elect=false",
+			"--signer-secret-namespace=" + addonHubNamespace,
+			"--enable-kube-api-proxy=true", "--enable-service-proxy=true",
+			"--agent-install-namespace=" + addonInstallNamespace,
+		},
+	})
+}
+
+// proxyUserServerDeployment is the chart's cluster-proxy-addon-user
+// Deployment (controllers and user server), with the proxy-server's address
+// rewritten as said on startClusterProxy.
+func proxyUserServerDeployment(serverHostPort int) *appsv1.Deployment {
+	d := proxyDeployment("cluster-proxy-addon-user",
+		corev1.Container{
+			Name: "controllers", Image: proxyImage, Command: []string{"/cluster-proxy"},
+			Args: []string{"controllers", "--certificates-namespace=" + addonHubNamespace,
+				"--signer-secret-namespace=" + addonHubNamespace, "--agent-image=" + proxyImage},
+		},
+		corev1.Container{
+			Name: "user-server", Image: proxyImage, Command: []string{"/cluster-proxy"},
+			Args: []string{"user-server",
+				"--host=127.0.0.1", fmt.Sprintf("--port=%d", serverHostPort),
+				"--proxy-ca-cert=/proxy-ca/ca.crt", "--proxy-cert=/proxy-client-tls/tls.crt", "--proxy-key=/proxy-client-tls/tls.key",
+				fmt.Sprintf("--server-port=%d", userServerPort), "--server-key=/user-tls/tls.key", "--server-cert=/user-tls/tls.crt",
+				"--service-proxy-ca-cert=/proxy-ca/ca.crt", "--agent-install-namespace=" + addonInstallNamespace,
+			},
+			VolumeMounts: []corev1.VolumeMount{
+				{Name: "user-tls-vol", MountPath: "/user-tls", ReadOnly: true},
+				{Name: "proxy-server-ca", MountPath: "/proxy-ca", ReadOnly: true},
+				{Name: "proxy-client-cert", MountPath: "/proxy-client-tls", ReadOnly: true},
+			},
+		})
+	d.Spec.Template.Spec.Volumes = []corev1.Volume{
+		secretVolume("user-tls-vol", "cluster-proxy-user-serving-cert"),
+		secretVolume("proxy-server-ca", "proxy-server-ca"),
+		secretVolume("proxy-client-cert", "proxy-client"),
+	}
+	return d
+}
+
+func secretVolume(name, secret string) corev1.Volume {
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secret}}}
+}

@@ -1,0 +1,234 @@
+//go:build linux
+
+package ocmlocal
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// ControlPlane is one Kubernetes control plane: etcd and kube-apiserver,
+// and kube-controller-manager.
+type ControlPlane struct {
+	Name string
+	// URL is the API server's address, https://127.0.0.1:<port>.
+	URL string
+	// Port is the API server's secure port on 127.0.0.1.
+	Port int
+	// Config authenticates as a cluster admin (group system:masters).
+	Config *rest.Config
+	// KubeconfigPath is a kubeconfig file with the same admin identity.
+	KubeconfigPath string
+	// CAData is the PEM CA that signs the API server's serving certificate
+	// and every client certificate it accepts.
+	CAData []byte
+
+	dir       string
+	ca        *authority
+	apiserver *process
+}
+
+// apiServerHosts are the names the serving certificate is valid for: the
+// loopback address the harness uses, and the in-cluster names a pod uses
+// (the pod sandbox maps them to 127.0.0.1).
+var apiServerHosts = []string{
+	"127.0.0.1", "localhost", "10.0.0.1", "kubernetes", "kubernetes.default",
+	"kubernetes.default.svc", "kubernetes.default.svc.cluster.local",
+}
+
+func (e *Env) startControlPlane(ctx context.Context, name string, controllerManager bool) (*ControlPlane, error) {
+	start := time.Now()
+	cp := &ControlPlane{Name: name, dir: filepath.Join(e.WorkDir, name)}
+	if err := cp.writeCertificates(); err != nil {
+		return nil, fmt.Errorf("certificates of %s: %w", name, err)
+	}
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	etcdClient, etcdPeer := ports[0], ports[1]
+	cp.Port = ports[2]
+	cp.URL = "https://" + hostPort(cp.Port)
+	if _, err := e.procs.start(processSpec{name: name + "-etcd", argv: etcdArgs(e.bins.etcd, cp.dir, etcdClient, etcdPeer)}); err != nil {
+		return nil, err
+	}
+	cp.apiserver, err = e.procs.start(processSpec{name: name + "-kube-apiserver", argv: cp.apiServerArgs(e.bins.kubeAPIServer, etcdClient)})
+	if err != nil {
+		return nil, err
+	}
+	if err := cp.writeAdminKubeconfig(); err != nil {
+		return nil, err
+	}
+	if err := cp.waitReady(ctx); err != nil {
+		return nil, fmt.Errorf("API server of %s: %w", name, err)
+	}
+	if controllerManager {
+		if _, err := e.procs.start(processSpec{name: name + "-kube-controller-manager", argv: cp.controllerManagerArgs(e.bins.path("kube-controller-manager"))}); err != nil {
+			return nil, err
+		}
+	}
+	e.progressf("%s control plane up at %s in %s", name, cp.URL, since(start))
+	return cp, nil
+}
+
+func (cp *ControlPlane) file(name string) string { return filepath.Join(cp.dir, "pki", name) }
+
+func (cp *ControlPlane) writeCertificates() error {
+	ca, err := newAuthority(cp.Name + "-ca")
+	if err != nil {
+		return err
+	}
+	cp.ca, cp.CAData = ca, ca.certPEM
+	serving, err := ca.serving("kube-apiserver", apiServerHosts...)
+	if err != nil {
+		return err
+	}
+	admin, err := ca.client("ocmlocal-admin", "system:masters")
+	if err != nil {
+		return err
+	}
+	// A separate CA for the request-header (front proxy) client: anyone
+	// holding a certificate from it may assert identities, so it must not be
+	// the CA that signs CSRs. Aggregated API servers and OCM's library-go
+	// servers read it from extension-apiserver-authentication.
+	frontProxyCA, err := newAuthority(cp.Name + "-front-proxy-ca")
+	if err != nil {
+		return err
+	}
+	frontProxy, err := frontProxyCA.client("front-proxy-client")
+	if err != nil {
+		return err
+	}
+	saKey, saPub, err := serviceAccountKey()
+	if err != nil {
+		return err
+	}
+	return writeFiles(filepath.Join(cp.dir, "pki"), map[string][]byte{
+		"ca.crt": ca.certPEM, "ca.key": ca.keyPEM,
+		"apiserver.crt": serving.certPEM, "apiserver.key": serving.keyPEM,
+		"admin.crt": admin.certPEM, "admin.key": admin.keyPEM,
+		"sa.key": saKey, "sa.pub": saPub,
+		"front-proxy-ca.crt":     frontProxyCA.certPEM,
+		"front-proxy-client.crt": frontProxy.certPEM, "front-proxy-client.key": frontProxy.keyPEM,
+	})
+}
+
+func etcdArgs(bin, dir string, clientPort, peerPort int) []string {
+	client, peer := "http://"+hostPort(clientPort), "http://"+hostPort(peerPort)
+	return []string{bin,
+		"--data-dir=" + filepath.Join(dir, "etcd"),
+		"--listen-client-urls=" + client, "--advertise-client-urls=" + client,
+		"--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer,
+		"--initial-cluster=default=" + peer,
+		// A test control plane survives no crash; fsync only costs time.
+		"--unsafe-no-fsync=true",
+	}
+}
+
+func (cp *ControlPlane) apiServerArgs(bin string, etcdPort int) []string {
+	return []string{bin,
+		"--etcd-servers=http://" + hostPort(etcdPort),
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(cp.Port),
+		"--cert-dir=" + filepath.Join(cp.dir, "apiserver-certs"),
+		"--tls-cert-file=" + cp.file("apiserver.crt"), "--tls-private-key-file=" + cp.file("apiserver.key"),
+		"--client-ca-file=" + cp.file("ca.crt"),
+		"--requestheader-client-ca-file=" + cp.file("front-proxy-ca.crt"),
+		"--requestheader-allowed-names=front-proxy-client",
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file=" + cp.file("front-proxy-client.crt"),
+		"--proxy-client-key-file=" + cp.file("front-proxy-client.key"),
+		// The kubernetes Service cannot have a loopback endpoint; pods reach
+		// the API server through the sandbox instead.
+		"--endpoint-reconciler-type=none",
+		"--service-cluster-ip-range=10.0.0.0/24",
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file=" + cp.file("sa.pub"),
+		"--service-account-signing-key-file=" + cp.file("sa.key"),
+		"--authorization-mode=RBAC",
+		"--allow-privileged=true",
+		// Flow control only costs CPU on a test machine.
+		"--enable-priority-and-fairness=false",
+	}
+}
+
+// controllerManagerArgs runs the controllers the harness needs: CSR signing
+// (with the control plane's CA, so CSR-issued client certificates are
+// accepted), approving and cleaning, garbage collection, namespace deletion,
+// service account and token controllers, and the kube-root-ca.crt publisher.
+func (cp *ControlPlane) controllerManagerArgs(bin string) []string {
+	return []string{bin,
+		"--kubeconfig=" + cp.KubeconfigPath,
+		"--authentication-kubeconfig=" + cp.KubeconfigPath,
+		"--authorization-kubeconfig=" + cp.KubeconfigPath,
+		"--bind-address=127.0.0.1", "--secure-port=0",
+		"--leader-elect=false",
+		"--controllers=certificatesigningrequest-signing-controller,certificatesigningrequest-approving-controller," +
+			"certificatesigningrequest-cleaner-controller,garbage-collector-controller,namespace-controller," +
+			"serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller",
+		"--cluster-signing-cert-file=" + cp.file("ca.crt"),
+		"--cluster-signing-key-file=" + cp.file("ca.key"),
+		"--service-account-private-key-file=" + cp.file("sa.key"),
+		"--root-ca-file=" + cp.file("ca.crt"),
+		"--use-service-account-credentials=false",
+		// Fast garbage collection and namespace deletion for tests.
+		"--concurrent-gc-syncs=5", "--concurrent-namespace-syncs=5",
+	}
+}
+
+func (cp *ControlPlane) writeAdminKubeconfig() error {
+	cert, key := cp.file("admin.crt"), cp.file("admin.key")
+	cp.Config = &rest.Config{
+		Host:            cp.URL,
+		TLSClientConfig: rest.TLSClientConfig{CAData: cp.CAData, CertFile: cert, KeyFile: key},
+		QPS:             100, Burst: 200,
+	}
+	cp.KubeconfigPath = filepath.Join(cp.dir, "admin.kubeconfig")
+	return writeKubeconfig(cp.KubeconfigPath, cp.Name, cp.URL, cp.CAData, func(u *clientcmdapi.AuthInfo) {
+		u.ClientCertificate, u.ClientKey = cert, key
+	})
+}
+
+// writeKubeconfig writes a one-context kubeconfig for server, with the user
+// filled in by setUser.
+func writeKubeconfig(path, name, server string, caData []byte, setUser func(*clientcmdapi.AuthInfo)) error {
+	user := clientcmdapi.NewAuthInfo()
+	setUser(user)
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caData}
+	cfg.AuthInfos[name] = user
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
+	cfg.CurrentContext = name
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
+	}
+	return nil
+}
+
+func (cp *ControlPlane) waitReady(ctx context.Context) error {
+	client, err := kubernetes.NewForConfig(cp.Config)
+	if err != nil {
+		return err
+	}
+	return poll(ctx, 90*time.Second, cp.apiserver, func(ctx context.Context) (bool, error) {
+		body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err == nil && string(body) == "ok", err
+	})
+}
+
+// Clientset returns a typed admin client of the control plane.
+func (cp *ControlPlane) Clientset() (*kubernetes.Clientset, error) {
+	return kubernetes.NewForConfig(cp.Config)
+}
+
+func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }

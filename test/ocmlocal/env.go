@@ -1,0 +1,207 @@
+//go:build linux
+
+// Package ocmlocal runs a real Open Cluster Management environment on this
+// machine, as local processes on 127.0.0.1 with no containers: a hub control
+// plane (etcd, kube-apiserver, kube-controller-manager) with OCM's hub
+// controllers, N managed control planes each with OCM's klusterlet agent
+// registered through the real bootstrap → CSR → client certificate flow, and
+// optionally the managed-serviceaccount and cluster-proxy addons.
+//
+// There is no kubelet: Deployments that addons ship (in ManifestWorks on the
+// managed clusters, or directly on the hub) are run by the harness's own
+// "kubelet", which maps each container image to a locally built binary and
+// runs it in a pod sandbox (see kubelet.go and sandbox.go).
+//
+// The programs are built by `make ocm-binaries` (hack/ocmlocal.sh) and
+// `make envtest`.
+package ocmlocal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
+)
+
+// Options say what Start brings up.
+type Options struct {
+	// Clusters is the number of managed clusters, named cluster1…clusterN
+	// (default 2).
+	Clusters int
+	// ManagedServiceAccount installs the managed-serviceaccount addon
+	// (hub manager, agent on every cluster).
+	ManagedServiceAccount bool
+	// ClusterProxy installs cluster-proxy (addon manager, ANP proxy-server,
+	// user server on the hub, proxy and addon agents on every cluster).
+	ClusterProxy bool
+	// WorkDir holds certificates, kubeconfigs, data and one log per process.
+	// Default: a new temporary directory, removed by Stop unless KeepWorkDir.
+	WorkDir     string
+	KeepWorkDir bool
+	// Progress receives one line per step (default os.Stderr).
+	Progress io.Writer
+	// Images maps more container images to local binaries for the kubelet,
+	// e.g. this bundle's cluster-profile-agent (see AgentImage).
+	Images []ImageBinary
+}
+
+// Env is a running environment. Stop ends every process it started.
+type Env struct {
+	WorkDir string
+	// Hub is the hub control plane.
+	Hub *ControlPlane
+	// Clusters are the managed clusters, in name order.
+	Clusters []*ManagedCluster
+	// Proxy is cluster-proxy's user server, when ClusterProxy is set.
+	Proxy *UserServer
+
+	opts     Options
+	bins     binaries
+	procs    *processes
+	progress io.Writer
+	modules  *moduleDirs
+	kubelets []*kubelet
+	imagesMu sync.Mutex
+	images   []ImageBinary
+	// publishedPorts are host ports every pod can reach at the same address.
+	publishedPorts []int
+	// proxyPorts: cluster-proxy's proxy-server (clients, agents) and user
+	// server on the host.
+	proxyPorts []int
+	stopOnce   sync.Once
+	// sandboxCount numbers pod sandboxes (for short socket names).
+	sandboxCount atomic.Int32
+}
+
+// ManagedCluster is a managed cluster's control plane and its klusterlet.
+type ManagedCluster struct {
+	*ControlPlane
+	klusterlet          *process
+	hubDir              string
+	bootstrapKubeconfig string
+}
+
+// UserServer is cluster-proxy's user server: a request to
+// URL/<cluster>/api/... reaches that cluster's API server, with the bearer
+// token forwarded.
+type UserServer struct {
+	URL    string
+	CAData []byte
+}
+
+// ErrBinariesMissing is returned (wrapped) when the programs are not built.
+var ErrBinariesMissing = errors.New("OCM binaries not built")
+
+// ErrNotRoot is returned when the harness does not run as root: pod
+// sandboxes need mount and network namespaces.
+var ErrNotRoot = errors.New("the local OCM needs root for its pod sandboxes (mount and network namespaces)")
+
+// Start brings the environment up. On error everything already started is
+// stopped again.
+func Start(ctx context.Context, opts Options) (env *Env, err error) {
+	start := time.Now()
+	if opts.Clusters == 0 {
+		opts.Clusters = 2
+	}
+	if os.Geteuid() != 0 {
+		return nil, ErrNotRoot
+	}
+	e := &Env{opts: opts, progress: opts.Progress}
+	if e.progress == nil {
+		e.progress = os.Stderr
+	}
+	if e.bins, err = findBinaries(opts); err != nil {
+		return nil, err
+	}
+	if e.WorkDir, err = workDir(opts); err != nil {
+		return nil, err
+	}
+	if e.bins.podRunner, err = buildPodRunner(e.WorkDir); err != nil {
+		return nil, err
+	}
+	e.images = append(e.defaultImages(), opts.Images...)
+	e.procs = &processes{logDir: filepath.Join(e.WorkDir, "logs")}
+	e.modules = newModuleDirs()
+	defer func() {
+		if err != nil {
+			e.progressf("start-up failed, logs in %s: %v", e.procs.logDir, err)
+			e.stop(true)
+			env = nil
+		}
+	}()
+	if err := e.startHub(ctx); err != nil {
+		return nil, err
+	}
+	if err := e.startClusters(ctx); err != nil {
+		return nil, err
+	}
+	if err := e.startAddons(ctx); err != nil {
+		return nil, err
+	}
+	e.progressf("environment up in %s (hub %s, %d clusters, logs in %s)", since(start), e.Hub.URL, len(e.Clusters), e.procs.logDir)
+	return e, nil
+}
+
+// Stop ends every process; the work directory is removed unless KeepWorkDir.
+func (e *Env) Stop() {
+	e.stop(e.opts.KeepWorkDir || e.opts.WorkDir != "")
+}
+
+func (e *Env) stop(keepWorkDir bool) {
+	e.stopOnce.Do(func() {
+		for _, k := range e.kubelets {
+			k.stop()
+		}
+		e.procs.stopAll()
+		if !keepWorkDir {
+			_ = os.RemoveAll(e.WorkDir)
+		}
+	})
+}
+
+// Cluster returns the managed cluster of that name, or nil.
+func (e *Env) Cluster(name string) *ManagedCluster {
+	for _, c := range e.Clusters {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// HubConfig is a cluster-admin rest.Config of the hub.
+func (e *Env) HubConfig() *rest.Config { return rest.CopyConfig(e.Hub.Config) }
+
+// LogDir holds one log file per process.
+func (e *Env) LogDir() string { return e.procs.logDir }
+
+func (e *Env) progressf(format string, args ...any) {
+	fmt.Fprintf(e.progress, "ocmlocal: "+format+"\n", args...)
+}
+
+func workDir(opts Options) (string, error) {
+	if opts.WorkDir != "" {
+		return opts.WorkDir, os.MkdirAll(opts.WorkDir, 0o755)
+	}
+	// Short paths: unix socket paths of the pod sandboxes must stay under
+	// the kernel's 108-byte limit.
+	return os.MkdirTemp("", "ocmlocal-")
+}
+
+// HubClient returns a controller-runtime client of the hub, as admin, with
+// the Kubernetes, OCM and ClusterProfile types registered.
+func (e *Env) HubClient() (client.Client, error) { return e.hubClient() }
+
+func (e *Env) hubClient() (client.Client, error) {
+	return client.New(e.Hub.Config, client.Options{Scheme: scheme.New()})
+}

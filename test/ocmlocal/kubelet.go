@@ -1,0 +1,617 @@
+//go:build linux
+
+package ocmlocal
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
+)
+
+// ImageBinary maps a container to a local binary that plays it.
+type ImageBinary struct {
+	// Command is the container's entry point: command[0], or args[0] when
+	// the container has no command (e.g. "/msa", "/clusterprofile-agent").
+	Command string
+	// ImageContains, if set, must be part of the container's image.
+	ImageContains string
+	// Path is the local binary.
+	Path string
+}
+
+// AgentImage maps this bundle's cluster-profile-agent (deployed by the
+// bundle's addon manager through addon-framework) to bin/clusterprofile-agent,
+// built by `make build`.
+func AgentImage() ImageBinary {
+	return ImageBinary{
+		Command: "/clusterprofile-agent", ImageContains: "clusterprofile-bundle",
+		Path: filepath.Join(RepoRoot(), "bin", "clusterprofile-agent"),
+	}
+}
+
+// ManagerImage maps this bundle's clusterprofile-manager (the Helm chart's
+// Deployment, if a test installs the chart on the hub) to
+// bin/clusterprofile-manager, built by `make build`.
+func ManagerImage() ImageBinary {
+	return ImageBinary{
+		Command: "/clusterprofile-manager", ImageContains: "clusterprofile-bundle",
+		Path: filepath.Join(RepoRoot(), "bin", "clusterprofile-manager"),
+	}
+}
+
+// AddImage maps one more container to a local binary, for Deployments
+// created from now on (a running pod keeps its binary).
+func (e *Env) AddImage(img ImageBinary) {
+	e.imagesMu.Lock()
+	defer e.imagesMu.Unlock()
+	e.images = append(e.images, img)
+}
+
+// defaultImages are the entry points of the upstream addon images
+// (managed-serviceaccount's /msa; cluster-proxy's image, which holds ANP's
+// /proxy-server and /proxy-agent, its /agent and /cluster-proxy).
+func (e *Env) defaultImages() []ImageBinary {
+	return []ImageBinary{
+		{Command: "/msa", Path: e.bins.path("msa")},
+		{Command: "/proxy-server", Path: e.bins.path("proxy-server")},
+		{Command: "/proxy-agent", Path: e.bins.path("proxy-agent")},
+		{Command: "/agent", ImageContains: "cluster-proxy", Path: e.bins.path("cluster-proxy-addon-agent")},
+		{Command: "/cluster-proxy", Path: e.bins.path("cluster-proxy")},
+		{Command: "/manager", ImageContains: "cluster-proxy", Path: e.bins.path("cluster-proxy-manager")},
+		AgentImage(),
+		ManagerImage(),
+	}
+}
+
+// kubelet plays the kubelet (and the Deployment controller's status) for
+// one control plane: every Deployment whose containers all map to local
+// binaries runs as one pod sandbox; a changed Deployment restarts it, a
+// deleted one (or one scaled to zero) stops it. Secret and ConfigMap volumes
+// are written into the pod's directory and kept in sync.
+type kubelet struct {
+	env    *Env
+	cp     *ControlPlane
+	client kubernetes.Interface
+	// routes every pod of this cluster gets, besides its API server.
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu     sync.Mutex
+	pods   map[string]*pod
+	waits  map[string]string // key → last reason it could not start, logged once
+	expose map[string][]route
+}
+
+type pod struct {
+	key, hash, dir string
+	sandbox        *sandboxed
+	volumes        []volumeFiles
+}
+
+// volumeFiles is a Secret or ConfigMap written into a directory.
+type volumeFiles struct {
+	dir, namespace, secret, configMap string
+	optional                          bool
+}
+
+func (e *Env) startKubelet(cp *ControlPlane) (*kubelet, error) {
+	c, err := cp.Clientset()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	k := &kubelet{env: e, cp: cp, client: c, cancel: cancel, done: make(chan struct{}),
+		pods: map[string]*pod{}, waits: map[string]string{}, expose: map[string][]route{}}
+	e.kubelets = append(e.kubelets, k)
+	go k.run(ctx)
+	return k, nil
+}
+
+// kubeletOf returns the kubelet of a control plane.
+func (e *Env) kubeletOf(cp *ControlPlane) *kubelet {
+	for _, k := range e.kubelets {
+		if k.cp == cp {
+			return k
+		}
+	}
+	return nil
+}
+
+// exposePort makes a container port of a Deployment's pod reachable at a
+// host port, as a Service would.
+func (k *kubelet) exposePort(namespace, deployment string, containerPort, host int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	key := namespace + "/" + deployment
+	k.expose[key] = append(k.expose[key], route{inside: hostPort(containerPort), host: hostPort(host)})
+}
+
+func (k *kubelet) stop() {
+	k.cancel()
+	<-k.done
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for key, p := range k.pods {
+		k.stopPod(p)
+		delete(k.pods, key)
+	}
+}
+
+func (k *kubelet) run(ctx context.Context) {
+	defer close(k.done)
+	for {
+		if err := k.sync(ctx); err != nil && ctx.Err() == nil {
+			k.env.progressf("kubelet %s: %v", k.cp.Name, err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (k *kubelet) sync(ctx context.Context) error {
+	list, err := k.client.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	wanted := map[string]bool{}
+	for i := range list.Items {
+		d := &list.Items[i]
+		key := d.Namespace + "/" + d.Name
+		if !k.mapsAll(d) || d.DeletionTimestamp != nil {
+			continue
+		}
+		if ptr.Deref(d.Spec.Replicas, 1) == 0 {
+			k.reportScaledDown(ctx, d)
+			continue
+		}
+		wanted[key] = true
+		k.syncDeployment(ctx, d, key)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for key, p := range k.pods {
+		if !wanted[key] {
+			k.env.progressf("kubelet %s: stopping pod of Deployment %s (deleted or scaled to 0)", k.cp.Name, key)
+			k.stopPod(p)
+			delete(k.pods, key)
+		}
+	}
+	return nil
+}
+
+func (k *kubelet) syncDeployment(ctx context.Context, d *appsv1.Deployment, key string) {
+	hash := templateHash(d)
+	k.mu.Lock()
+	p := k.pods[key]
+	k.mu.Unlock()
+	if p != nil && p.hash != hash {
+		k.env.progressf("kubelet %s: restarting pod of Deployment %s (template changed)", k.cp.Name, key)
+		k.mu.Lock()
+		k.stopPod(p)
+		delete(k.pods, key)
+		k.mu.Unlock()
+		p = nil
+	}
+	if p == nil {
+		started, err := k.startPod(ctx, d, key, hash)
+		if err != nil {
+			k.waitOnce(key, err.Error())
+			return
+		}
+		k.mu.Lock()
+		k.pods[key] = started
+		delete(k.waits, key)
+		k.mu.Unlock()
+		k.env.progressf("kubelet %s: running Deployment %s (%s)", k.cp.Name, key, containerNames(d))
+		p = started
+	}
+	if err := k.writeVolumes(ctx, p.volumes); err != nil {
+		k.waitOnce(key+"/volumes", err.Error())
+	}
+	k.reportAvailable(ctx, d)
+}
+
+func (k *kubelet) waitOnce(key, reason string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.waits[key] != reason {
+		k.waits[key] = reason
+		k.env.progressf("kubelet %s: %s waits: %s", k.cp.Name, key, reason)
+	}
+}
+
+func (k *kubelet) stopPod(p *pod) {
+	p.sandbox.proc.stop(10 * time.Second)
+	k.env.procs.remove(p.sandbox.proc)
+	p.sandbox.close()
+}
+
+// mapsAll tells whether every container of the Deployment has a binary.
+func (k *kubelet) mapsAll(d *appsv1.Deployment) bool {
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if _, ok := k.env.binaryFor(c); !ok {
+			return false
+		}
+	}
+	return len(d.Spec.Template.Spec.Containers) > 0
+}
+
+func (e *Env) binaryFor(c corev1.Container) (string, bool) {
+	e.imagesMu.Lock()
+	defer e.imagesMu.Unlock()
+	entry := entryPoint(c)
+	for _, img := range e.images {
+		if img.Command == entry && strings.Contains(c.Image, img.ImageContains) {
+			return img.Path, true
+		}
+	}
+	return "", false
+}
+
+func entryPoint(c corev1.Container) string {
+	if len(c.Command) > 0 {
+		return c.Command[0]
+	}
+	if len(c.Args) > 0 {
+		return c.Args[0]
+	}
+	return ""
+}
+
+func templateHash(d *appsv1.Deployment) string {
+	raw, _ := json.Marshal(d.Spec.Template)
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:8])
+}
+
+func containerNames(d *appsv1.Deployment) string {
+	var names []string
+	for _, c := range d.Spec.Template.Spec.Containers {
+		names = append(names, c.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// reportAvailable writes the status a Deployment controller and kubelet
+// would produce for one running, ready replica: the work agent reports it
+// back to the hub, and addon health checks read it.
+func (k *kubelet) reportAvailable(ctx context.Context, d *appsv1.Deployment) {
+	if d.Status.ObservedGeneration == d.Generation && d.Status.AvailableReplicas == 1 {
+		return
+	}
+	d = d.DeepCopy()
+	now := metav1.Now()
+	d.Status = appsv1.DeploymentStatus{
+		ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
+		Conditions: []appsv1.DeploymentCondition{{
+			Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable",
+			Message: "running as a local process by the ocmlocal kubelet", LastUpdateTime: now, LastTransitionTime: now,
+		}},
+	}
+	_, _ = k.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{})
+}
+
+// reportScaledDown writes the status of a Deployment scaled to zero.
+func (k *kubelet) reportScaledDown(ctx context.Context, d *appsv1.Deployment) {
+	if d.Status.ObservedGeneration == d.Generation && d.Status.Replicas == 0 {
+		return
+	}
+	d = d.DeepCopy()
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation}
+	_, _ = k.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{})
+}
+
+// startPod prepares the pod's volumes, service account and environment and
+// starts its sandbox. It fails (and is retried) while a Secret, ConfigMap
+// or service account the pod needs does not exist yet, as a pod would stay
+// ContainerCreating.
+func (k *kubelet) startPod(ctx context.Context, d *appsv1.Deployment, key, hash string) (*pod, error) {
+	spec := d.Spec.Template.Spec
+	p := &pod{key: key, hash: hash, dir: filepath.Join(k.env.WorkDir, "pods", k.cp.Name+"-"+d.Namespace+"-"+d.Name)}
+	_ = os.RemoveAll(p.dir)
+	volumeDirs := map[string]string{}
+	for _, v := range spec.Volumes {
+		dir := filepath.Join(p.dir, "volumes", v.Name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		volumeDirs[v.Name] = dir
+		switch {
+		case v.Secret != nil:
+			p.volumes = append(p.volumes, volumeFiles{dir: dir, namespace: d.Namespace, secret: v.Secret.SecretName, optional: ptr.Deref(v.Secret.Optional, false)})
+		case v.ConfigMap != nil:
+			p.volumes = append(p.volumes, volumeFiles{dir: dir, namespace: d.Namespace, configMap: v.ConfigMap.Name, optional: ptr.Deref(v.ConfigMap.Optional, false)})
+		}
+		// emptyDir and others: an empty directory.
+	}
+	if err := k.writeVolumes(ctx, p.volumes); err != nil {
+		return nil, err
+	}
+	mounts, rewrites, err := podMounts(spec, volumeDirs)
+	if err != nil {
+		return nil, fmt.Errorf("pod of Deployment %s: %w", key, err)
+	}
+	if ptr.Deref(spec.AutomountServiceAccountToken, true) {
+		saDir, err := k.writeServiceAccount(ctx, d, p.dir)
+		if err != nil {
+			return nil, err
+		}
+		mounts = append(mounts, podsandbox.Mount{Source: saDir, Target: "/var/run/secrets/kubernetes.io/serviceaccount"})
+	}
+	containers, err := k.containers(ctx, d, p.dir, rewrites)
+	if err != nil {
+		return nil, err
+	}
+	k.mu.Lock()
+	inbound := slices.Clone(k.expose[key])
+	k.mu.Unlock()
+	p.sandbox, err = k.env.startSandboxed(sandboxSpec{
+		name:       k.cp.Name + "-" + d.Namespace + "-" + d.Name,
+		containers: containers, mounts: mounts,
+		hosts:    k.hosts(spec),
+		outbound: k.env.podRoutes(k.cp),
+		inbound:  inbound,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// podMounts binds volumes mounted under /etc or /var/run at their paths in
+// the sandbox. Other mount paths (e.g. cluster-proxy's /server-cert) would
+// have to be created on the host's root file system, so instead the
+// container's arguments and environment are rewritten from the mount path
+// to the volume's directory (rewrites: mount path → directory).
+func podMounts(spec corev1.PodSpec, volumeDirs map[string]string) ([]podsandbox.Mount, map[string]string, error) {
+	var mounts []podsandbox.Mount
+	rewrites := map[string]string{}
+	bound := map[string]string{}
+	for _, c := range spec.Containers {
+		for _, vm := range c.VolumeMounts {
+			dir, ok := volumeDirs[vm.Name]
+			if !ok {
+				return nil, nil, fmt.Errorf("container %s mounts unknown volume %s", c.Name, vm.Name)
+			}
+			if vm.SubPath != "" {
+				dir = filepath.Join(dir, vm.SubPath)
+			}
+			target := filepath.Clean(vm.MountPath)
+			if prev, seen := bound[target]; seen {
+				if prev != dir {
+					return nil, nil, fmt.Errorf("two volumes at %s; containers of one pod share the sandbox's mounts", target)
+				}
+				continue
+			}
+			bound[target] = dir
+			if strings.HasPrefix(target, "/etc/") || strings.HasPrefix(target, "/var/run/") || strings.HasPrefix(target, "/run/") {
+				mounts = append(mounts, podsandbox.Mount{Source: dir, Target: target})
+			} else {
+				rewrites[target] = dir
+			}
+		}
+	}
+	return mounts, rewrites, nil
+}
+
+// hosts are the pod's /etc/hosts additions: the in-cluster API server
+// names (which the sandbox relays to the cluster's API server) and the
+// pod's hostAliases, as a kubelet writes them.
+func (k *kubelet) hosts(spec corev1.PodSpec) []string {
+	lines := []string{"127.0.0.1 kubernetes kubernetes.default kubernetes.default.svc kubernetes.default.svc.cluster.local"}
+	for _, a := range spec.HostAliases {
+		lines = append(lines, a.IP+" "+strings.Join(a.Hostnames, " "))
+	}
+	return lines
+}
+
+// podRoutes are the addresses every pod of a cluster reaches: its API
+// server in-cluster at 127.0.0.1:443 (KUBERNETES_SERVICE_HOST/PORT below)
+// and at its own port (kubeconfigs written by the harness), the hub's API
+// server (the addons' hub kubeconfigs name https://127.0.0.1:<hub port>),
+// and the endpoints the environment publishes to every pod (cluster-proxy's
+// proxy-server entry point).
+func (e *Env) podRoutes(cp *ControlPlane) []route {
+	routes := []route{{inside: "127.0.0.1:443", host: hostPort(cp.Port)}, sameRoute(cp.Port)}
+	if cp != e.Hub {
+		routes = append(routes, sameRoute(e.Hub.Port))
+	}
+	for _, port := range e.publishedPorts {
+		routes = append(routes, sameRoute(port))
+	}
+	return routes
+}
+
+// containers builds each container's command line and environment.
+func (k *kubelet) containers(ctx context.Context, d *appsv1.Deployment, dir string, rewrites map[string]string) ([]podsandbox.Container, error) {
+	var out []podsandbox.Container
+	for _, c := range d.Spec.Template.Spec.Containers {
+		bin, _ := k.env.binaryFor(c)
+		if _, err := os.Stat(bin); err != nil {
+			return nil, fmt.Errorf("container %s: binary %s is not built: %w", c.Name, bin, err)
+		}
+		env, err := k.containerEnv(ctx, d, c)
+		if err != nil {
+			return nil, err
+		}
+		argv := append(slices.Clone(c.Command), c.Args...)
+		argv[0] = bin
+		for i := range argv[1:] {
+			argv[i+1] = rewritePaths(expandVars(argv[i+1], env), rewrites)
+		}
+		var envList []string
+		for name, value := range env {
+			envList = append(envList, name+"="+rewritePaths(value, rewrites))
+		}
+		slices.Sort(envList)
+		out = append(out, podsandbox.Container{
+			Name: c.Name, Argv: argv, Env: podEnv(envList...),
+			Log: filepath.Join(k.env.procs.logDir, k.cp.Name+"-"+d.Namespace+"-"+d.Name+"-"+c.Name+".log"),
+		})
+	}
+	return out, nil
+}
+
+// containerEnv resolves the container's environment as a kubelet would,
+// with the in-cluster API server at 127.0.0.1:443 (relayed by the sandbox
+// to this cluster's API server; its certificate is valid for 127.0.0.1).
+func (k *kubelet) containerEnv(ctx context.Context, d *appsv1.Deployment, c corev1.Container) (map[string]string, error) {
+	env := map[string]string{"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+	for _, v := range c.Env {
+		switch {
+		case v.ValueFrom == nil:
+			env[v.Name] = expandVars(v.Value, env)
+		case v.ValueFrom.FieldRef != nil:
+			env[v.Name] = fieldValue(d, v.ValueFrom.FieldRef.FieldPath)
+		case v.ValueFrom.SecretKeyRef != nil:
+			s, err := k.client.CoreV1().Secrets(d.Namespace).Get(ctx, v.ValueFrom.SecretKeyRef.Name, metav1.GetOptions{})
+			if err != nil {
+				return nil, fmt.Errorf("env %s: %w", v.Name, err)
+			}
+			env[v.Name] = string(s.Data[v.ValueFrom.SecretKeyRef.Key])
+		case v.ValueFrom.ConfigMapKeyRef != nil:
+			cm, err := k.client.CoreV1().ConfigMaps(d.Namespace).Get(ctx, v.ValueFrom.ConfigMapKeyRef.Name, metav1.GetOptions{})
+			if err != nil {
+				return nil, fmt.Errorf("env %s: %w", v.Name, err)
+			}
+			env[v.Name] = cm.Data[v.ValueFrom.ConfigMapKeyRef.Key]
+		}
+	}
+	return env, nil
+}
+
+func fieldValue(d *appsv1.Deployment, path string) string {
+	switch path {
+	case "metadata.namespace":
+		return d.Namespace
+	case "metadata.name":
+		return d.Name + "-ocmlocal"
+	case "spec.serviceAccountName":
+		return serviceAccountOf(d)
+	case "status.podIP", "status.hostIP":
+		return "127.0.0.1"
+	case "spec.nodeName":
+		return "ocmlocal"
+	}
+	return ""
+}
+
+// expandVars replaces $(NAME) with the variable's value, as Kubernetes does
+// in args and env values.
+func expandVars(s string, env map[string]string) string {
+	for name, value := range env {
+		s = strings.ReplaceAll(s, "$("+name+")", value)
+	}
+	return s
+}
+
+// rewritePaths replaces a mount path with the volume's directory where the
+// path starts a value: the whole string, or after "=" (flags) or ","/":"
+// (lists), followed by "/", "," or the end.
+func rewritePaths(s string, rewrites map[string]string) string {
+	for from, to := range rewrites {
+		re := regexp.MustCompile(`(^|[=,:])` + regexp.QuoteMeta(from) + `(/|,|$)`)
+		s = re.ReplaceAllString(s, "${1}"+strings.ReplaceAll(to, "$", "$$")+"${2}")
+	}
+	return s
+}
+
+func serviceAccountOf(d *appsv1.Deployment) string {
+	spec := d.Spec.Template.Spec
+	if spec.ServiceAccountName != "" {
+		return spec.ServiceAccountName
+	}
+	if spec.DeprecatedServiceAccount != "" {
+		return spec.DeprecatedServiceAccount
+	}
+	return "default"
+}
+
+// writeServiceAccount writes what a projected service account volume holds:
+// a token of the pod's service account from a real TokenRequest, the
+// cluster's CA and the namespace.
+func (k *kubelet) writeServiceAccount(ctx context.Context, d *appsv1.Deployment, podDir string) (string, error) {
+	sa := serviceAccountOf(d)
+	tr, err := k.client.CoreV1().ServiceAccounts(d.Namespace).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](24 * 3600)},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("token of service account %s/%s: %w", d.Namespace, sa, err)
+	}
+	dir := filepath.Join(podDir, "serviceaccount")
+	return dir, writeFiles(dir, map[string][]byte{
+		"token": []byte(tr.Status.Token), "ca.crt": k.cp.CAData, "namespace": []byte(d.Namespace),
+	})
+}
+
+// writeVolumes writes each Secret or ConfigMap into its directory, replacing
+// files whose content changed (rename, so readers never see half a file).
+func (k *kubelet) writeVolumes(ctx context.Context, volumes []volumeFiles) error {
+	for _, v := range volumes {
+		data, err := k.volumeData(ctx, v)
+		if err != nil {
+			return err
+		}
+		for name, content := range data {
+			path := filepath.Join(v.dir, name)
+			if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, content) {
+				continue
+			}
+			if err := os.WriteFile(path+".tmp", content, 0o644); err != nil {
+				return err
+			}
+			if err := os.Rename(path+".tmp", path); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (k *kubelet) volumeData(ctx context.Context, v volumeFiles) (map[string][]byte, error) {
+	if v.secret != "" {
+		s, err := k.client.CoreV1().Secrets(v.namespace).Get(ctx, v.secret, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) && v.optional {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading Secret %s/%s: %w", v.namespace, v.secret, err)
+		}
+		return s.Data, nil
+	}
+	cm, err := k.client.CoreV1().ConfigMaps(v.namespace).Get(ctx, v.configMap, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) && v.optional {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", v.namespace, v.configMap, err)
+	}
+	data := map[string][]byte{}
+	for name, value := range cm.Data {
+		data[name] = []byte(value)
+	}
+	return data, nil
+}

@@ -1,0 +1,117 @@
+//go:build linux
+
+package ocmlocal
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
+)
+
+func TestPodMounts(t *testing.T) {
+	dirs := map[string]string{"hub": "/w/hub", "ca": "/w/ca", "cert": "/w/cert", "other": "/w/other"}
+	cases := map[string]struct {
+		containers   []corev1.Container
+		wantMounts   []podsandbox.Mount
+		wantRewrites map[string]string
+		wantErr      bool
+	}{
+		"/etc and /var/run are bound, other paths rewritten": {
+			containers: []corev1.Container{{Name: "a", VolumeMounts: []corev1.VolumeMount{
+				{Name: "hub", MountPath: "/etc/hub/"}, {Name: "ca", MountPath: "/var/run/ca"}, {Name: "cert", MountPath: "/server-cert"},
+			}}},
+			wantMounts:   []podsandbox.Mount{{Source: "/w/hub", Target: "/etc/hub"}, {Source: "/w/ca", Target: "/var/run/ca"}},
+			wantRewrites: map[string]string{"/server-cert": "/w/cert"},
+		},
+		"containers sharing a volume at one path share the mount": {
+			containers: []corev1.Container{
+				{Name: "a", VolumeMounts: []corev1.VolumeMount{{Name: "hub", MountPath: "/etc/tls"}}},
+				{Name: "b", VolumeMounts: []corev1.VolumeMount{{Name: "hub", MountPath: "/etc/tls"}}},
+			},
+			wantMounts:   []podsandbox.Mount{{Source: "/w/hub", Target: "/etc/tls"}},
+			wantRewrites: map[string]string{},
+		},
+		"two volumes at one path cannot share a sandbox": {
+			containers: []corev1.Container{
+				{Name: "a", VolumeMounts: []corev1.VolumeMount{{Name: "hub", MountPath: "/etc/tls"}}},
+				{Name: "b", VolumeMounts: []corev1.VolumeMount{{Name: "other", MountPath: "/etc/tls"}}},
+			},
+			wantErr: true,
+		},
+		"unknown volume": {
+			containers: []corev1.Container{{Name: "a", VolumeMounts: []corev1.VolumeMount{{Name: "missing", MountPath: "/etc/x"}}}},
+			wantErr:    true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			mounts, rewrites, err := podMounts(corev1.PodSpec{Containers: tc.containers}, dirs)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("error = %v, want error %v", err, tc.wantErr)
+			}
+			if tc.wantErr {
+				return
+			}
+			if diff := cmp.Diff(tc.wantMounts, mounts); diff != "" {
+				t.Errorf("mounts (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantRewrites, rewrites); diff != "" {
+				t.Errorf("rewrites (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRewritePaths(t *testing.T) {
+	rewrites := map[string]string{"/server-cert": "/w/cert", "/ca": "/w/ca"}
+	cases := map[string]struct{ in, want string }{
+		"flag value with a file":  {in: "--cert=/server-cert/tls.crt", want: "--cert=/w/cert/tls.crt"},
+		"flag value is the mount": {in: "--dir=/ca", want: "--dir=/w/ca"},
+		"bare path":               {in: "/ca", want: "/w/ca"},
+		"prefix of a longer name": {in: "--x=/cacerts/a", want: "--x=/cacerts/a"},
+		"unrelated argument":      {in: "--v=2", want: "--v=2"},
+		"env value with a file":   {in: "/ca/ca.crt", want: "/w/ca/ca.crt"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := rewritePaths(tc.in, rewrites); got != tc.want {
+				t.Errorf("rewritePaths(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBinaryFor(t *testing.T) {
+	e := &Env{images: []ImageBinary{
+		{Command: "/agent", ImageContains: "cluster-proxy", Path: "/bin/proxy-addon-agent"},
+		{Command: "/msa", Path: "/bin/msa"},
+	}}
+	cases := map[string]struct {
+		container corev1.Container
+		want      string
+		wantOK    bool
+	}{
+		"command and image":                   {container: corev1.Container{Image: "quay.io/x/cluster-proxy:v1", Command: []string{"/agent"}}, want: "/bin/proxy-addon-agent", wantOK: true},
+		"same command, other image":           {container: corev1.Container{Image: "quay.io/x/other:v1", Command: []string{"/agent"}}},
+		"entry point in args without command": {container: corev1.Container{Image: "any", Args: []string{"/msa", "agent"}}, want: "/bin/msa", wantOK: true},
+		"no entry point":                      {container: corev1.Container{Image: "any"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, ok := e.binaryFor(tc.container)
+			if got != tc.want || ok != tc.wantOK {
+				t.Errorf("binaryFor = %q, %v; want %q, %v", got, ok, tc.want, tc.wantOK)
+			}
+		})
+	}
+}
+
+func TestExpandVars(t *testing.T) {
+	env := map[string]string{"NS": "addons", "NAME": "agent"}
+	if got, want := expandVars("--namespace=$(NS) --name=$(NAME) $(UNSET)", env), "--namespace=addons --name=agent $(UNSET)"; got != want {
+		t.Errorf("expandVars = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,320 @@
+//go:build linux
+
+// Package podsandbox gives a local process what a kubelet gives a pod's
+// containers, so that upstream programs run unchanged: its own network
+// namespace (so fixed ports such as :8000 do not collide between "pods", and
+// nothing it binds is reachable from outside), its own /etc/hosts (the pod's
+// hostAliases and the in-cluster API server name), its Secret volumes at
+// their mount paths, and the service account files under
+// /var/run/secrets/kubernetes.io/serviceaccount.
+//
+// The network namespace has only a loopback interface. Connections leave
+// and enter it through unix sockets in the work directory, which are not
+// bound to a network namespace: the sandbox listens inside on 127.0.0.1 for
+// each outbound address and relays to a socket the harness serves (the
+// harness dials the real 127.0.0.1 address), and the harness listens on
+// 127.0.0.1 outside for each inbound port and relays to a socket the sandbox
+// serves (the sandbox dials the port inside). All traffic stays on loopback.
+//
+// Run is the body of the ocmlocal-pod program, which the harness starts as
+// root in new mount and network namespaces (CLONE_NEWNS|CLONE_NEWNET).
+package podsandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Spec describes one sandbox: a pod whose containers share its network
+// and mounts.
+type Spec struct {
+	Containers []Container `json:"containers"`
+	// Scratch is a directory the sandbox may use for its overlay.
+	Scratch string `json:"scratch"`
+	// Hosts are lines added to /etc/hosts, e.g. "127.0.0.1 kubernetes.default.svc".
+	Hosts []string `json:"hosts,omitempty"`
+	// Mounts bind directories of the work directory at paths under /etc or
+	// /var/run (/run); both are private to the sandbox.
+	Mounts []Mount `json:"mounts,omitempty"`
+	// Outbound addresses: inside, Listen accepts and relays to Socket.
+	Outbound []Relay `json:"outbound,omitempty"`
+	// Inbound ports: Socket accepts and relays to Dial inside.
+	Inbound []Relay `json:"inbound,omitempty"`
+}
+
+// Container is one process of the pod. Like a kubelet with restartPolicy
+// Always, the sandbox restarts it when it exits (with a growing delay).
+type Container struct {
+	Name string   `json:"name"`
+	Argv []string `json:"argv"`
+	Env  []string `json:"env"`
+	// Log receives its output; empty means the sandbox's own output.
+	Log string `json:"log,omitempty"`
+}
+
+// Mount is a bind mount.
+type Mount struct {
+	Source string `json:"source"`
+	Target string `json:"target"`
+}
+
+// Relay joins a TCP address inside the sandbox and a unix socket.
+type Relay struct {
+	Listen string `json:"listen,omitempty"`
+	Socket string `json:"socket"`
+	Dial   string `json:"dial,omitempty"`
+}
+
+// Run sets the sandbox up from the spec file, runs the process and returns
+// its exit code.
+func Run(specPath string) (int, error) {
+	raw, err := os.ReadFile(specPath)
+	if err != nil {
+		return 1, err
+	}
+	var spec Spec
+	if err := json.Unmarshal(raw, &spec); err != nil {
+		return 1, fmt.Errorf("reading %s: %w", specPath, err)
+	}
+	if err := setUpFilesystem(spec); err != nil {
+		return 1, fmt.Errorf("filesystem: %w", err)
+	}
+	if err := loopbackUp(); err != nil {
+		return 1, fmt.Errorf("loopback: %w", err)
+	}
+	if err := startRelays(spec); err != nil {
+		return 1, fmt.Errorf("relays: %w", err)
+	}
+	return runContainers(spec)
+}
+
+// setUpFilesystem makes /etc and /run private and writable (an overlay on
+// /etc, a tmpfs on /run), then writes /etc/hosts and binds the mounts.
+func setUpFilesystem(spec Spec) error {
+	// Nothing mounted here may propagate back to the host.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making / private: %w", err)
+	}
+	layer := filepath.Join(spec.Scratch, "etc-layer")
+	if err := os.MkdirAll(layer, 0o755); err != nil {
+		return err
+	}
+	// The overlay's upper layer lives on a tmpfs: overlayfs refuses an upper
+	// directory on some file systems, and this one disappears with the pod.
+	if err := unix.Mount("tmpfs", layer, "tmpfs", 0, "mode=0755"); err != nil {
+		return fmt.Errorf("tmpfs for /etc overlay: %w", err)
+	}
+	upper, work := filepath.Join(layer, "upper"), filepath.Join(layer, "work")
+	for _, d := range []string{upper, work} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := unix.Mount("overlay", "/etc", "overlay", 0, "lowerdir=/etc,upperdir="+upper+",workdir="+work); err != nil {
+		return fmt.Errorf("overlay on /etc: %w", err)
+	}
+	if err := unix.Mount("tmpfs", "/run", "tmpfs", 0, "mode=0755"); err != nil {
+		return fmt.Errorf("tmpfs on /run: %w", err)
+	}
+	if err := appendHosts(spec.Hosts); err != nil {
+		return err
+	}
+	for _, m := range spec.Mounts {
+		if err := bind(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func appendHosts(lines []string) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	f, err := os.OpenFile("/etc/hosts", os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.WriteString("\n" + strings.Join(lines, "\n") + "\n")
+	return err
+}
+
+func bind(m Mount) error {
+	target := filepath.Clean(m.Target)
+	if strings.HasPrefix(target, "/var/run/") {
+		target = "/run/" + strings.TrimPrefix(target, "/var/run/")
+	}
+	if !strings.HasPrefix(target, "/etc/") && !strings.HasPrefix(target, "/run/") {
+		return fmt.Errorf("mount target %s is outside /etc and /run, which are private to the sandbox", m.Target)
+	}
+	if err := os.MkdirAll(target, 0o755); err != nil {
+		return err
+	}
+	if err := unix.Mount(m.Source, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("binding %s at %s: %w", m.Source, target, err)
+	}
+	return nil
+}
+
+// loopbackUp brings lo up; a new network namespace starts with it down.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+func startRelays(spec Spec) error {
+	for _, r := range spec.Outbound {
+		l, err := net.Listen("tcp", r.Listen)
+		if err != nil {
+			return fmt.Errorf("listening on %s: %w", r.Listen, err)
+		}
+		go serve(l, "unix", r.Socket)
+	}
+	for _, r := range spec.Inbound {
+		_ = os.Remove(r.Socket)
+		l, err := net.Listen("unix", r.Socket)
+		if err != nil {
+			return fmt.Errorf("listening on %s: %w", r.Socket, err)
+		}
+		go serve(l, "tcp", r.Dial)
+	}
+	return nil
+}
+
+// serve relays every connection accepted on l to network/address.
+func serve(l net.Listener, network, address string) {
+	for {
+		conn, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go Pipe(conn, network, address)
+	}
+}
+
+// Pipe dials network/address and copies both ways until either side ends.
+func Pipe(conn net.Conn, network, address string) {
+	defer conn.Close()
+	peer, err := net.Dial(network, address)
+	if err != nil {
+		return
+	}
+	defer peer.Close()
+	done := make(chan struct{}, 2)
+	copyHalf := func(dst, src net.Conn) {
+		_, _ = io.Copy(dst, src)
+		if c, ok := dst.(interface{ CloseWrite() error }); ok {
+			_ = c.CloseWrite()
+		}
+		done <- struct{}{}
+	}
+	go copyHalf(peer, conn)
+	go copyHalf(conn, peer)
+	<-done
+	<-done
+}
+
+// runContainers runs every container until SIGTERM or SIGINT, restarting
+// those that exit, then stops them and returns.
+func runContainers(spec Spec) (int, error) {
+	stop := make(chan struct{})
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		<-signals
+		close(stop)
+	}()
+	var wg sync.WaitGroup
+	for _, c := range spec.Containers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			keepRunning(c, stop)
+		}()
+	}
+	wg.Wait()
+	return 0, nil
+}
+
+// keepRunning runs the container, restarting it after 1s, 2s, 4s… (at most
+// 20s) whenever it exits, until stop is closed; then it sends SIGTERM.
+func keepRunning(c Container, stop <-chan struct{}) {
+	delay := time.Second
+	for {
+		started := time.Now()
+		cmd, err := startContainer(c)
+		if err == nil {
+			exited := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(exited) }()
+			select {
+			case <-stop:
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+				select {
+				case <-exited:
+				case <-time.After(5 * time.Second):
+					_ = cmd.Process.Kill()
+				}
+				return
+			case <-exited:
+				fmt.Fprintf(os.Stderr, "container %s exited: %v\n", c.Name, cmd.ProcessState)
+			}
+		} else {
+			fmt.Fprintf(os.Stderr, "container %s: %v\n", c.Name, err)
+		}
+		if time.Since(started) > time.Minute {
+			delay = time.Second
+		}
+		select {
+		case <-stop:
+			return
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 20*time.Second)
+	}
+}
+
+func startContainer(c Container) (*exec.Cmd, error) {
+	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
+	cmd.Env = c.Env
+	out := io.Writer(os.Stdout)
+	if c.Log != "" {
+		f, err := os.OpenFile(c.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		out = f
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	// Dies with the sandbox even if the sandbox is killed outright.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", c.Argv[0], err)
+	}
+	return cmd, nil
+}
