@@ -40,7 +40,7 @@ $(ENVTEST_DIR)/kube-apiserver $(ENVTEST_DIR)/etcd: hack/envtest.sh
 ## 2 cores; cached in ~/.cache/ocm-clusterprofile/ocm across clones)
 ocm-binaries: $(OCM_BIN_DIR)/.built
 
-$(OCM_BIN_DIR)/.built: hack/ocmlocal.sh
+$(OCM_BIN_DIR)/.built: hack/ocmlocal.sh hack/_upstreammirror/main.go
 	OCM_BIN_DIR=$(OCM_BIN_DIR) hack/ocmlocal.sh
 	touch $@
 

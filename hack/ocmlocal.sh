@@ -130,8 +130,17 @@ anp_client="replace $anp/konnectivity-client => $anp/konnectivity-client $ANP_VE
 if need proxy-server; then build_unverified proxy-server "$anp" "$ANP_VERSION" "$anp/cmd/server" "$anp_client"; fi
 if need proxy-agent; then build_unverified proxy-agent "$anp" "$ANP_VERSION" "$anp/cmd/agent" "$anp_client"; fi
 
+# The benchmark's comparator: OCM's own ClusterProfile mirror, alone
+# (hack/_upstreammirror).
+if need upstream-clusterprofile-mirror; then
+  mkdir -p "$work/upstream-mirror"
+  cp "$ROOT/hack/_upstreammirror/main.go" "$work/upstream-mirror/"
+  NOSUMDB="$UNVERIFIED_MODULES" scratch_module "$work/upstream-mirror" "$ocm" "$OCM_VERSION"
+  (cd "$work/upstream-mirror" && build upstream-clusterprofile-mirror . "" GONOSUMDB="$UNVERIFIED_MODULES")
+fi
+
 for b in kube-controller-manager registration-operator registration placement addon msa \
-  cluster-proxy-manager cluster-proxy cluster-proxy-addon-agent proxy-server proxy-agent; do
+  cluster-proxy-manager cluster-proxy cluster-proxy-addon-agent proxy-server proxy-agent upstream-clusterprofile-mirror; do
   if ! cmp -s "$CACHE/$b" "$OCM_BIN_DIR/$b"; then cp "$CACHE/$b" "$OCM_BIN_DIR/$b"; fi
 done
 [ -f "$TIMES" ] && log "build times recorded in $TIMES: $(tr '\n' ';' < "$TIMES")"

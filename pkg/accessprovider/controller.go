@@ -9,11 +9,15 @@ package accessprovider
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/klog/v2"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
@@ -53,7 +57,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		Named(r.source.Writer().FieldManager).
 		Watches(&cpv1alpha1.ClusterProfile{}, r.writer.Events(func(p *cpv1alpha1.ClusterProfile) reconcile.Request {
 			return reconcile.Request{NamespacedName: client.ObjectKeyFromObject(p)}
-		})).
+		}), builder.WithPredicates(touchesOwnStatus(r.source.Writer()))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1)})
 	profiles := membership.ProfileMapper{Client: mgr.GetClient()}
 	return r.source.Watch(profiles.Watch(b), profiles).Complete(r)
@@ -91,3 +95,18 @@ func (r *Reconciler) desired(ctx context.Context, profile *cpv1alpha1.ClusterPro
 }
 
 func (r *Reconciler) entryName() string { return r.source.Writer().AccessProviders[0] }
+
+// touchesOwnStatus passes profile creations, deletions and the updates that
+// start a deletion or change the writer's own entries or conditions (say,
+// another writer dropped them). Status writes of the mirror, which rewrite
+// its own conditions and properties on every change of a cluster, pass by.
+func touchesOwnStatus(identity profilewrite.Writer) predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		old, oldOK := e.ObjectOld.(*cpv1alpha1.ClusterProfile)
+		updated, newOK := e.ObjectNew.(*cpv1alpha1.ClusterProfile)
+		if !oldOK || !newOK || old.DeletionTimestamp.IsZero() != updated.DeletionTimestamp.IsZero() {
+			return true
+		}
+		return !equality.Semantic.DeepEqual(identity.OwnStatus(old), identity.OwnStatus(updated))
+	}}
+}

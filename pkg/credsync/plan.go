@@ -1,7 +1,6 @@
 package credsync
 
 import (
-	"bytes"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -87,12 +86,8 @@ func CopyUpToDate(current, want *corev1.Secret) bool {
 	if current.Type != want.Type || current.Labels[LabelSyncedFrom] != want.Labels[LabelSyncedFrom] {
 		return false
 	}
-	for _, key := range []string{cpcreds.SecretKeyToken, cpcreds.SecretKeyCA} {
-		got, has := current.Data[key]
-		expected, wants := want.Data[key]
-		if has != wants || !bytes.Equal(got, expected) {
-			return false
-		}
+	if !sameData(current, want, cpcreds.SecretKeyToken) || !sameData(current, want, cpcreds.SecretKeyCA) {
+		return false
 	}
 	for _, key := range []string{cpcreds.AnnotationSourceCluster, cpcreds.AnnotationSourceManagedServiceAccount, cpcreds.AnnotationTokenExpiration} {
 		got, has := current.Annotations[key]

@@ -61,6 +61,28 @@ func TestDesiredCopies(t *testing.T) {
 	}
 }
 
+// cached is a copy as the copies cache holds it.
+func cached(s *corev1.Secret) *corev1.Secret {
+	out, _ := digestCopies()(s.DeepCopy())
+	return out.(*corev1.Secret)
+}
+
+func TestTheCopiesCacheHoldsDigestsOnly(t *testing.T) {
+	copy := DesiredCopies(profile("team", "c1"), "c1", []Source{tokenSource("c1", "m", "a-long-token")})[0]
+	got := cached(copy)
+	for key, value := range got.Data {
+		if len(value) != 32 || string(value) == string(copy.Data[key]) {
+			t.Errorf("the cache holds %q in the clear", key)
+		}
+	}
+	if again := cached(got); string(again.Data["token"]) != string(got.Data["token"]) {
+		t.Error("transforming a cached copy again must change nothing")
+	}
+	if !CopyUpToDate(got, copy) {
+		t.Error("a cached copy must compare equal to what it was made from")
+	}
+}
+
 func TestPlanCopies(t *testing.T) {
 	want := func(cluster, msa, token string) *corev1.Secret {
 		return DesiredCopies(profile("team", cluster), cluster, []Source{tokenSource(cluster, msa, token)})[0]
@@ -86,6 +108,10 @@ func TestPlanCopies(t *testing.T) {
 		"an unwanted copy of the cluster goes":      {inNamespace: []*corev1.Secret{want("c1", "m", "t1")}, want: map[string]string{"c1-m": "remove"}},
 		"another cluster's copies are left alone":   {inNamespace: []*corev1.Secret{want("c2", "m", "t1")}, want: map[string]string{}},
 		"a Secret that is not a copy is left alone": {inNamespace: []*corev1.Secret{foreign}, want: map[string]string{}},
+		"a copy as the cache holds it (digests), up to date, costs nothing": {desired: []*corev1.Secret{want("c1", "m", "t1")},
+			inNamespace: []*corev1.Secret{cached(want("c1", "m", "t1"))}, want: map[string]string{}},
+		"a copy as the cache holds it, with a rotated token, is applied": {desired: []*corev1.Secret{want("c1", "m", "t9")},
+			inNamespace: []*corev1.Secret{cached(want("c1", "m", "t1"))}, want: map[string]string{"c1-m": "apply"}},
 		"a name held by another pair is a collision": {desired: []*corev1.Secret{want("c1", "x-y", "t1")}, inNamespace: []*corev1.Secret{otherPair},
 			want: map[string]string{"c1-x-y": "collision"}},
 	}

@@ -15,6 +15,7 @@ import (
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -70,7 +71,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
-	copies, err := filteredcache.New(mgr, &corev1.Secret{}, cache.ByObject{Label: syncedCopies()})
+	copies, err := filteredcache.New(mgr, &corev1.Secret{}, cache.ByObject{Label: syncedCopies(), Transform: digestCopies()})
 	if err != nil {
 		return err
 	}
@@ -95,7 +96,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	m := &keyMapper{client: mgr.GetClient()}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		Watches(&cpv1alpha1.ClusterProfile{}, handler.EnqueueRequestsFromMapFunc(m.ofProfile)).
+		// Only a profile's creation and deletion change its copies: its
+		// status, which the mirror rewrites, and its labels do not.
+		Watches(&cpv1alpha1.ClusterProfile{}, handler.EnqueueRequestsFromMapFunc(m.ofProfile),
+			builder.WithPredicates(membership.LifecycleChanged())).
 		Watches(&authv1beta1.ManagedServiceAccount{}, handler.EnqueueRequestsFromMapFunc(m.ofClusterNamespace)).
 		WatchesRawSource(source.Kind[client.Object](tokens, &corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(m.ofClusterNamespace))).
 		WatchesRawSource(source.Kind[client.Object](copies, &corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(m.ofCopy))).

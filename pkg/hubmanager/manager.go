@@ -10,13 +10,9 @@ import (
 	"fmt"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/featuregate"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
@@ -118,18 +114,4 @@ func Capabilities(opts Options) []capability.Capability {
 func accessProviderOptions(opts Options) accessprovider.Options {
 	return accessprovider.Options{ManagerName: opts.ClusterManagerName, Endpoint: opts.ProxyEndpoint,
 		DirectEntryName: opts.DirectEntryName, Workers: opts.MirrorWorkers}
-}
-
-// cacheOptions keep the informer caches small: managedFields are dropped
-// except this project's own entries on ClusterProfiles (the no-op check reads
-// them), and only the ClusterProfile CRD is watched among CRDs.
-func cacheOptions() cache.Options {
-	return cache.Options{
-		DefaultTransform: clusterprofile.TrimManagedFields(),
-		ByObject: map[client.Object]cache.ByObject{
-			&apiextensionsv1.CustomResourceDefinition{}: {
-				Field: fields.OneTermEqualSelector("metadata.name", clusterprofile.CRDName),
-			},
-		},
-	}
 }

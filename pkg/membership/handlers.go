@@ -38,7 +38,7 @@ func (m ProfileMapper) Watch(b *builder.Builder) *builder.Builder {
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(m.OfCluster),
 			builder.WithPredicates(predicate.Or[client.Object](predicate.LabelChangedPredicate{}, DeletionStarted()))).
 		WatchesMetadata(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(m.OfNamespace),
-			builder.WithPredicates(NamespaceLifecycleChanged()))
+			builder.WithPredicates(LifecycleChanged()))
 }
 
 // OfSet maps a set to the profiles in the namespaces that bind it: only
@@ -95,9 +95,10 @@ func (m ProfileMapper) profiles(ctx context.Context, opts ...client.ListOption) 
 	return requests
 }
 
-// NamespaceLifecycleChanged passes namespace creations, deletions and the
-// start of termination; other namespace updates cannot change membership.
-func NamespaceLifecycleChanged() predicate.Predicate {
+// LifecycleChanged passes creations, deletions and the start of a deletion
+// (of a namespace: termination); for the objects it is used on, nothing
+// else an update can change matters.
+func LifecycleChanged() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: deletionStarted}
 }
 

@@ -96,7 +96,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&clusterv1beta2.ManagedClusterSetBinding{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfBinding)).
 		WatchesMetadata(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfNamespace),
-			builder.WithPredicates(membership.NamespaceLifecycleChanged())).
+			builder.WithPredicates(membership.LifecycleChanged())).
 		// A profile is keyed by its name, which is its cluster's.
 		Watches(&cpv1alpha1.ClusterProfile{}, r.writer.Events(func(p *cpv1alpha1.ClusterProfile) reconcile.Request {
 			return reconcile.Request{NamespacedName: types.NamespacedName{Name: p.Name}}

@@ -105,6 +105,23 @@ func (w Writer) Carries(p *cpv1alpha1.ClusterProfile, listMaps bool) bool {
 	return false
 }
 
+// OwnStatus is the part of p's status made of the writer's own entries
+// and conditions, by their keys (whoever wrote them last).
+func (w Writer) OwnStatus(p *cpv1alpha1.ClusterProfile) cpv1alpha1.ClusterProfileStatus {
+	var own cpv1alpha1.ClusterProfileStatus
+	for _, ap := range p.Status.AccessProviders {
+		if slices.Contains(w.AccessProviders, ap.Name) {
+			own.AccessProviders = append(own.AccessProviders, ap)
+		}
+	}
+	for _, c := range p.Status.Conditions {
+		if slices.Contains(w.ConditionTypes, c.Type) {
+			own.Conditions = append(own.Conditions, c)
+		}
+	}
+	return own
+}
+
 // planStatus returns the status write that brings current (nil for a
 // profile about to be created) to want, or nil when it would change nothing.
 func planStatus(current *cpv1alpha1.ClusterProfile, want StatusApply, listMaps bool, owned Ownership) *StatusWrite {

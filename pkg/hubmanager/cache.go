@@ -1,0 +1,56 @@
+package hubmanager
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/fields"
+	toolscache "k8s.io/client-go/tools/cache"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+)
+
+// lastAppliedAnnotation is kubectl's copy of a whole object, which nothing
+// here reads and which can be as large as the object itself.
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// cacheOptions keep the informer caches small (a hub holds thousands of
+// clusters and tens of thousands of profiles): only the ClusterProfile CRD
+// is watched among CRDs, and every object is trimmed of what no capability
+// reads (see trimObjects).
+func cacheOptions() cache.Options {
+	return cache.Options{
+		DefaultTransform: trimObjects(),
+		ByObject: map[client.Object]cache.ByObject{
+			&apiextensionsv1.CustomResourceDefinition{}: {
+				Field: fields.OneTermEqualSelector("metadata.name", clusterprofile.CRDName),
+			},
+		},
+	}
+}
+
+// trimObjects drops, before an object enters the cache: managedFields
+// (except this project's own on ClusterProfiles: the no-op check reads
+// them), kubectl's last-applied annotation, and the capacity and
+// allocatable lists of ManagedClusters (the agent reports node facts as
+// claims).
+func trimObjects() toolscache.TransformFunc {
+	managedFields := clusterprofile.TrimManagedFields()
+	return func(in any) (any, error) {
+		out, err := managedFields(in)
+		if err != nil {
+			return out, err
+		}
+		if obj, err := meta.Accessor(out); err == nil {
+			if annotations := obj.GetAnnotations(); annotations != nil {
+				delete(annotations, lastAppliedAnnotation)
+			}
+		}
+		if mc, ok := out.(*clusterv1.ManagedCluster); ok {
+			mc.Status.Capacity, mc.Status.Allocatable = nil, nil
+		}
+		return out, nil
+	}
+}
