@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 )
 
 // lastAppliedAnnotation is kubectl's copy of a whole object, which nothing
@@ -33,9 +34,10 @@ func cacheOptions() cache.Options {
 
 // trimObjects drops, before an object enters the cache: managedFields
 // (except this project's own on ClusterProfiles: the no-op check reads
-// them), kubectl's last-applied annotation, and the capacity and
-// allocatable lists of ManagedClusters (the agent reports node facts as
-// claims).
+// them), kubectl's last-applied annotation, the capacity and allocatable
+// lists of ManagedClusters (the agent reports node facts as claims), and all
+// of the ClusterProfile CRD's schema but the status list types (the one
+// thing read of it, before every status write: profilewrite.TrimSchema).
 func trimObjects() toolscache.TransformFunc {
 	managedFields := clusterprofile.TrimManagedFields()
 	return func(in any) (any, error) {
@@ -48,8 +50,11 @@ func trimObjects() toolscache.TransformFunc {
 				delete(annotations, lastAppliedAnnotation)
 			}
 		}
-		if mc, ok := out.(*clusterv1.ManagedCluster); ok {
-			mc.Status.Capacity, mc.Status.Allocatable = nil, nil
+		switch obj := out.(type) {
+		case *clusterv1.ManagedCluster:
+			obj.Status.Capacity, obj.Status.Allocatable = nil, nil
+		case *apiextensionsv1.CustomResourceDefinition:
+			profilewrite.TrimSchema(obj)
 		}
 		return out, nil
 	}

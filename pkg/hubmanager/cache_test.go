@@ -5,11 +5,17 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 )
+
+func conditionsList(description string) apiextensionsv1.JSONSchemaProps {
+	return apiextensionsv1.JSONSchemaProps{Type: "array", Description: description, XListType: ptr.To("map"), XListMapKeys: []string{"type"}}
+}
 
 func TestTrimObjects(t *testing.T) {
 	fields := func(manager string) metav1.ManagedFieldsEntry {
@@ -40,6 +46,21 @@ func TestTrimObjects(t *testing.T) {
 				Version: clusterv1.ManagedClusterVersion{Kubernetes: "v1.35.4"}}},
 			want: &clusterv1.ManagedCluster{ObjectMeta: kept, Status: clusterv1.ManagedClusterStatus{
 				Version: clusterv1.ManagedClusterVersion{Kubernetes: "v1.35.4"}}},
+		},
+		"the ClusterProfile CRD keeps only its status list types": {
+			in: &apiextensionsv1.CustomResourceDefinition{ObjectMeta: meta("kube-apiserver"), Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+				Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1alpha1", Schema: &apiextensionsv1.CustomResourceValidation{
+					OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", Description: "dropped", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+						"spec":   {Type: "object", Description: "dropped"},
+						"status": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"conditions": conditionsList("dropped")}},
+					}},
+				}}}}},
+			want: &apiextensionsv1.CustomResourceDefinition{ObjectMeta: kept, Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+				Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1alpha1", Schema: &apiextensionsv1.CustomResourceValidation{
+					OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+						"status": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"conditions": conditionsList("")}},
+					}},
+				}}}}},
 		},
 		"any other object loses managedFields and the last-applied annotation": {
 			in:   &corev1.Node{ObjectMeta: meta("kubelet"), Status: corev1.NodeStatus{Capacity: cpu}},

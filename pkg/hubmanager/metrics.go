@@ -3,14 +3,16 @@ package hubmanager
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/component-base/featuregate"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -44,8 +46,9 @@ func metricsOptions(opts Options) metricsserver.Options {
 type profileCounts struct {
 	profiles, namespaces *prometheus.Desc
 
-	mu          sync.Mutex
-	reader      client.Reader
+	mu sync.Mutex
+	// cached lists the cached profiles; nil before a manager is built.
+	cached      func(context.Context) ([]any, error)
 	managerName string
 }
 
@@ -57,13 +60,30 @@ var publishedProfiles = &profileCounts{
 		"Namespaces that hold at least one ClusterProfile of this cluster manager.", nil, nil),
 }
 
-// observeProfiles makes the collector read from reader; the last manager
-// built in a process wins (tests build several, one after another).
-func observeProfiles(reader client.Reader, managerName string) {
+// observeProfiles makes the collector read from c; the last manager built in
+// a process wins (tests build several, one after another).
+func observeProfiles(c cache.Cache, managerName string) {
 	publishedProfiles.mu.Lock()
-	publishedProfiles.reader, publishedProfiles.managerName = reader, managerName
+	publishedProfiles.cached, publishedProfiles.managerName = cachedProfiles(c), managerName
 	publishedProfiles.mu.Unlock()
 	metrics.RegisterCollector(publishedProfiles)
+}
+
+// cachedProfiles lists the profiles in the informer's store itself: a
+// client List would copy every profile into a new slice on each scrape,
+// tens of megabytes on a large hub.
+func cachedProfiles(c cache.Cache) func(context.Context) ([]any, error) {
+	return func(ctx context.Context) ([]any, error) {
+		informer, err := c.GetInformer(ctx, &cpv1alpha1.ClusterProfile{}, cache.BlockUntilSynced(false))
+		if err != nil {
+			return nil, err
+		}
+		indexed, ok := informer.(toolscache.SharedIndexInformer)
+		if !ok || !indexed.HasSynced() {
+			return nil, errors.New("the ClusterProfile cache has not synced")
+		}
+		return indexed.GetStore().List(), nil
+	}
 }
 
 func (c *profileCounts) Describe(ch chan<- *prometheus.Desc) {
@@ -75,31 +95,37 @@ func (c *profileCounts) Describe(ch chan<- *prometheus.Desc) {
 // an absent series, not a false zero.
 func (c *profileCounts) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
-	reader, managerName := c.reader, c.managerName
+	cached, managerName := c.cached, c.managerName
 	c.mu.Unlock()
-	if reader == nil {
+	if cached == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	list := &cpv1alpha1.ClusterProfileList{}
-	if err := reader.List(ctx, list, client.MatchingLabels{cpv1alpha1.LabelClusterManagerKey: managerName},
-		client.UnsafeDisableDeepCopy); err != nil {
+	objects, err := cached(ctx)
+	if err != nil {
 		ctrl.Log.WithName("metrics").V(4).Info("Not counting ClusterProfiles", "error", err.Error())
 		return
 	}
-	profiles, namespaces := countProfiles(list.Items)
+	profiles, namespaces := countProfiles(objects, managerName)
 	ch <- prometheus.MustNewConstMetric(c.profiles, prometheus.GaugeValue, float64(profiles))
 	ch <- prometheus.MustNewConstMetric(c.namespaces, prometheus.GaugeValue, float64(namespaces))
 }
 
-// countProfiles counts profiles and the distinct namespaces holding them.
-func countProfiles(items []cpv1alpha1.ClusterProfile) (profiles, namespaces int) {
+// countProfiles counts the profiles of managerName and the distinct
+// namespaces holding them. The objects are the cache's own: read, never
+// changed.
+func countProfiles(objects []any, managerName string) (profiles, namespaces int) {
 	seen := map[string]struct{}{}
-	for i := range items {
-		seen[items[i].Namespace] = struct{}{}
+	for _, obj := range objects {
+		p, ok := obj.(*cpv1alpha1.ClusterProfile)
+		if !ok || p.Labels[cpv1alpha1.LabelClusterManagerKey] != managerName {
+			continue
+		}
+		profiles++
+		seen[p.Namespace] = struct{}{}
 	}
-	return len(items), len(seen)
+	return profiles, len(seen)
 }
 
 // featureEnabled says which capabilities run, so that alerts and dashboards

@@ -1,28 +1,28 @@
 package hubmanager
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
-	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
 
 // TestProfileCountsCollector: profiles of this cluster manager only, and the
 // namespaces holding them, without a namespace label.
 func TestProfileCountsCollector(t *testing.T) {
-	reader := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(
+	store := []any{
 		utiltesting.MakeClusterProfile("team-a", "c1", "open-cluster-management").Obj(),
 		utiltesting.MakeClusterProfile("team-a", "c2", "open-cluster-management").Obj(),
 		utiltesting.MakeClusterProfile("team-b", "c1", "open-cluster-management").Obj(),
 		utiltesting.MakeClusterProfile("team-c", "c1", "someone-else").Obj(),
-	).Build()
+	}
 	c := &profileCounts{profiles: publishedProfiles.profiles, namespaces: publishedProfiles.namespaces,
-		reader: reader, managerName: "open-cluster-management"}
+		cached: func(context.Context) ([]any, error) { return store, nil }, managerName: "open-cluster-management"}
 	want := `
 # HELP clusterprofile_published_namespaces Namespaces that hold at least one ClusterProfile of this cluster manager.
 # TYPE clusterprofile_published_namespaces gauge
@@ -36,10 +36,14 @@ clusterprofile_published_profiles 3
 	}
 }
 
-func TestProfileCountsWithoutReaderReportNothing(t *testing.T) {
+func TestProfileCountsWithoutACacheReportNothing(t *testing.T) {
 	c := &profileCounts{profiles: publishedProfiles.profiles, namespaces: publishedProfiles.namespaces}
 	if n := testutil.CollectAndCount(c); n != 0 {
 		t.Errorf("collected %d metrics before a manager was built, want 0", n)
+	}
+	c.cached = func(context.Context) ([]any, error) { return nil, errors.New("not synced") }
+	if n := testutil.CollectAndCount(c); n != 0 {
+		t.Errorf("collected %d metrics from a cache that cannot answer, want 0", n)
 	}
 }
 

@@ -11,9 +11,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 )
@@ -32,8 +37,11 @@ type bench struct {
 	// are not part of any measurement.
 	setup client.Client
 	world *world
+	// apiServer counts profile writes as the API server saw them.
+	apiServer *apiServer
 
 	obs          *observer
+	copies       *copyObserver // nil without the syncer
 	stopObserver context.CancelFunc
 	manager      *managerProcess
 	managers     int // started so far, to name their logs
@@ -66,9 +74,12 @@ func (b *bench) setUp(ctx context.Context) error {
 	if b.setup, err = newClient(b.env.Config, -1, 0); err != nil {
 		return err
 	}
-	b.world = newWorld(b.cfg.clusters, b.cfg.namespaces)
-	b.progress.logf("creating %d ManagedClusters, %d namespaces and bindings (%d desired profiles)",
-		b.cfg.clusters, b.cfg.namespaces, b.world.profileCount())
+	if b.apiServer, err = newAPIServer(b.env.Config); err != nil {
+		return err
+	}
+	b.world = newWorld(b.cfg)
+	b.progress.logf("creating %d ManagedClusters, %d namespaces and bindings (%d desired profiles, %d token copies; gates %s)",
+		b.cfg.clusters, b.cfg.namespaces, b.world.profileCount(), b.world.copyCount(), b.cfg.gates)
 	start := time.Now()
 	if err := b.world.create(ctx, b.setup); err != nil {
 		return fmt.Errorf("creating the world: %w", err)
@@ -78,10 +89,43 @@ func (b *bench) setUp(ctx context.Context) error {
 	// manager's run carry the same measuring load on the API server.
 	obsCtx, cancel := context.WithCancel(ctx)
 	b.stopObserver = cancel
-	if b.obs, err = startObserver(obsCtx, b.env.Config, b.world); err != nil {
-		return fmt.Errorf("starting the observer: %w", err)
+	return b.startObservers(obsCtx)
+}
+
+// startObservers watches the profiles and the token copies through one
+// cache of their own and waits for its first list.
+func (b *bench) startObservers(ctx context.Context) error {
+	cfg := rest.CopyConfig(b.env.Config)
+	cfg.QPS = -1
+	c, err := cache.New(cfg, cache.Options{
+		Scheme: scheme.New(), DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{&corev1.Secret{}: {Label: syncedCopies()}},
+	})
+	if err != nil {
+		return fmt.Errorf("creating the observers' cache: %w", err)
+	}
+	if b.obs, err = newObserver(ctx, c, b.world); err != nil {
+		return err
+	}
+	if b.world.copyCount() > 0 {
+		if b.copies, err = newCopyObserver(ctx, c, b.world); err != nil {
+			return err
+		}
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		return fmt.Errorf("observers' cache did not sync: %w", ctx.Err())
 	}
 	return nil
+}
+
+// syncedCopies selects the token copies by the label the syncer sets.
+func syncedCopies() labels.Selector {
+	req, err := labels.NewRequirement(credsync.LabelSyncedFrom, selection.Exists, nil)
+	if err != nil {
+		panic(err) // a constant, valid key
+	}
+	return labels.NewSelector().Add(*req)
 }
 
 // tearDown stops whatever is running: the manager (which must exit cleanly on
@@ -110,14 +154,15 @@ func (b *bench) tearDown() error {
 func (b *bench) startManager(name string) (*managerProcess, error) {
 	b.managers++
 	m, err := startManager(managerOptions{
-		name:       name,
-		path:       b.cfg.managerPath,
-		kubeconfig: b.kubeconfig,
-		logPath:    filepath.Join(b.dir, fmt.Sprintf("manager-%d-%s.log", b.managers, name)),
-		qps:        b.cfg.clientQPS(),
-		burst:      b.cfg.burst,
-		workers:    b.cfg.workers,
-		extraFlags: b.cfg.managerFlags,
+		name:         name,
+		path:         b.cfg.managerPath,
+		kubeconfig:   b.kubeconfig,
+		featureGates: b.cfg.gates.featureGates(),
+		logPath:      filepath.Join(b.dir, fmt.Sprintf("manager-%d-%s.log", b.managers, name)),
+		qps:          b.cfg.clientQPS(),
+		burst:        b.cfg.burst,
+		workers:      b.cfg.workers,
+		extraFlags:   b.cfg.managerFlags,
 	})
 	if err != nil {
 		return nil, err

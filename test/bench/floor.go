@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/client-go/rest"
+	corev1 "k8s.io/api/core/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
-	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 )
 
 const (
@@ -22,12 +22,14 @@ const (
 	floorFieldManager = "clusterprofile-bench-floor"
 )
 
-// measureFloor times the API server taking exactly the writes the mirror
-// needs for a cold start (one metadata apply that creates each profile, one
-// status apply), from a client with the manager's rate limits. That is the
-// best any controller could do; cold convergence is compared with it. The
-// floor's profiles live in namespaces of their own and are deleted after, so
-// they neither collide with nor weigh on the manager's run.
+// measureFloor times the API server taking exactly the writes the run's
+// capabilities need for a cold start, from a client with the manager's rate
+// limits: per profile, the mirror's metadata apply (which creates it) and
+// status apply, each access provider's status apply, and a create per token
+// copy. That is the best any controller could do; cold convergence is
+// compared with it. The floor's objects live in namespaces of their own and
+// are deleted after, so they neither collide with nor weigh on the manager's
+// run.
 func (b *bench) measureFloor(ctx context.Context) error {
 	namespaces := make([]string, len(b.world.namespaces))
 	for i := range namespaces {
@@ -36,43 +38,108 @@ func (b *bench) measureFloor(ctx context.Context) error {
 	if err := createNamespaces(ctx, b.setup, namespaces); err != nil {
 		return err
 	}
-	cfg := rest.CopyConfig(b.env.Config)
-	cfg.QPS, cfg.Burst = b.cfg.clientQPS(), b.cfg.burst
-	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	c, err := newClient(b.env.Config, b.cfg.clientQPS(), b.cfg.burst)
 	if err != nil {
 		return err
 	}
-	// The project's own writer, writing as nobody the manager knows.
-	writer := clusterprofile.NewWriter(profilewrite.Writer{FieldManager: floorFieldManager}, c)
+	f := &floorWriter{world: b.world, client: c, writers: b.floorWriters(c)}
 	n, m := len(b.world.clusters), len(namespaces)
-	b.progress.logf("floor: %d profiles × 2 Server-Side Applies, %d workers", n*m, floorWorkers)
+	perProfile := f.requestsPerProfile()
+	b.progress.logf("floor: %d profiles × %d writes (%s), %d workers", n*m, perProfile, f.describe(), floorWorkers)
 
 	start := time.Now()
 	stopTicker := b.tickEvery(5*time.Second, func() { b.progress.logf("floor: running for %s", formatDuration(time.Since(start))) })
 	// Cluster-major order, as the mirror reconciles a cluster at a time and
 	// writes its profiles in every namespace.
 	err = forEach(ctx, floorWorkers, n*m, func(ctx context.Context, i int) error {
-		meta, status := b.world.profileWrites(namespaces[i%m], b.world.clusters[i/m].Name)
-		_, err := writer.Execute(ctx, &profilewrite.Write{Meta: &meta, Status: &profilewrite.StatusWrite{Apply: status}})
-		return err
+		return f.publish(ctx, namespaces[i%m], i/m)
 	})
 	took := time.Since(start)
 	stopTicker()
 	if err != nil {
 		return err
 	}
-	requests := 2 * n * m
-	b.res.Floor = &floorResult{Seconds: took.Seconds(), Requests: requests, RequestsPerSecond: float64(requests) / took.Seconds()}
+	requests := perProfile * n * m
+	b.res.Floor = &floorResult{Seconds: took.Seconds(), Requests: requests, RequestsPerSecond: float64(requests) / took.Seconds(),
+		Writes: f.describe()}
 	b.progress.logf("floor: %d requests in %s (%.0f/s)", requests, formatDuration(took), b.res.Floor.RequestsPerSecond)
-	return b.deleteFloorProfiles(ctx, namespaces)
+	return b.deleteFloorObjects(ctx, namespaces)
 }
 
-// deleteFloorProfiles removes the floor's profiles before the manager starts:
-// it would otherwise delete them itself (they carry its manager name) and
-// its cache would hold them.
-func (b *bench) deleteFloorProfiles(ctx context.Context, namespaces []string) error {
+// floorWriters are the project's own profile writers, one per capability
+// that writes profiles, writing as nobody the manager knows.
+func (b *bench) floorWriters(c client.Client) []*clusterprofile.Writer {
+	identities := []profilewrite.Writer{{FieldManager: floorFieldManager}}
+	if b.cfg.gates["proxy"] {
+		proxy := accessprovider.ProxyWriter
+		proxy.FieldManager = floorFieldManager + "-proxy"
+		identities = append(identities, proxy)
+	}
+	if b.cfg.gates["direct"] {
+		direct := accessprovider.DirectWriter(accessprovider.DefaultDirectEntryName)
+		direct.FieldManager = floorFieldManager + "-direct"
+		identities = append(identities, direct)
+	}
+	writers := make([]*clusterprofile.Writer, 0, len(identities))
+	for _, identity := range identities {
+		writers = append(writers, clusterprofile.NewWriter(identity, c))
+	}
+	return writers
+}
+
+// floorWriter sends the floor's writes for one profile at a time.
+type floorWriter struct {
+	world  *world
+	client client.Client
+	// writers[0] is the mirror's; the rest are the access providers'.
+	writers []*clusterprofile.Writer
+}
+
+func (f *floorWriter) requestsPerProfile() int { return 2 + len(f.writers) - 1 + f.world.bundle.msas }
+
+func (f *floorWriter) describe() string {
+	out := "mirror metadata + status"
+	if extra := len(f.writers) - 1; extra > 0 {
+		out += fmt.Sprintf(", %d access provider status", extra)
+	}
+	if k := f.world.bundle.msas; k > 0 {
+		out += fmt.Sprintf(", %d token copy create", k)
+	}
+	return out
+}
+
+// publish writes cluster i's profile in namespace and what the other
+// capabilities add to it.
+func (f *floorWriter) publish(ctx context.Context, namespace string, i int) error {
+	cluster := f.world.clusters[i]
+	meta, status := f.world.profileWrites(namespace, cluster.Name)
+	profile, err := f.writers[0].Execute(ctx, &profilewrite.Write{Meta: &meta, Status: &profilewrite.StatusWrite{Apply: status}})
+	if err != nil {
+		return err
+	}
+	for _, w := range f.writers[1:] {
+		apply := f.world.accessStatus(w.Identity(), namespace, cluster)
+		if _, err := w.Execute(ctx, &profilewrite.Write{Current: profile, Status: &profilewrite.StatusWrite{Apply: apply}}); err != nil {
+			return err
+		}
+	}
+	for k := range f.world.bundle.msas {
+		if err := f.client.Create(ctx, f.world.tokenCopy(namespace, profile, i, k)); err != nil {
+			return fmt.Errorf("creating a token copy: %w", err)
+		}
+	}
+	return nil
+}
+
+// deleteFloorObjects removes the floor's profiles and copies before the
+// manager starts: it would otherwise delete them itself (they carry its
+// manager name) and its cache would hold them.
+func (b *bench) deleteFloorObjects(ctx context.Context, namespaces []string) error {
 	start := time.Now()
 	err := forEach(ctx, len(namespaces), len(namespaces), func(ctx context.Context, i int) error {
+		if err := b.setup.DeleteAllOf(ctx, &corev1.Secret{}, client.InNamespace(namespaces[i])); err != nil {
+			return fmt.Errorf("deleting floor token copies in %s: %w", namespaces[i], err)
+		}
 		if err := b.setup.DeleteAllOf(ctx, &cpv1alpha1.ClusterProfile{}, client.InNamespace(namespaces[i])); err != nil {
 			return fmt.Errorf("deleting floor profiles in %s: %w", namespaces[i], err)
 		}

@@ -36,6 +36,15 @@ type config struct {
 	idle               time.Duration
 	jsonPath           string
 	timeout            time.Duration
+	// gates are the manager's capabilities this run turns on.
+	gates gates
+	// msas is K, the labelled ManagedServiceAccounts of every cluster when
+	// the syncer runs: K token copies per profile.
+	msas            int
+	rotationSamples int
+	// upstreamPath is OCM's own mirror (hack/_upstreammirror), measured on
+	// the same world after ours; empty skips it.
+	upstreamPath string
 	// managerFlags are passed on to the manager, e.g. --zap-log-level=2 to
 	// log every write when looking for a redundant one.
 	managerFlags stringList
@@ -72,10 +81,19 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.idle, "idle", 10*time.Second, "How long to watch the converged manager for writes it should not send.")
 	fs.StringVar(&c.jsonPath, "json", "", "Also write the results as JSON to this file.")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Minute, "Give up after this long.")
+	gateList := fs.String("gates", "mirror", "Capabilities to run: all, or a comma-separated list of "+strings.Join(gateNames(), ", ")+" (the mirror always runs).")
+	fs.IntVar(&c.msas, "msas", 1, "Labelled ManagedServiceAccounts per cluster (K token copies per profile) when the credsync gate is on.")
+	fs.IntVar(&c.rotationSamples, "rotation-samples", 50, "Tokens rotated one at a time to time a single rotation (credsync).")
+	fs.StringVar(&c.upstreamPath, "upstream", "", "Path to OCM's own mirror (bin/ocm/upstream-clusterprofile-mirror, built by `make ocm-binaries`) to measure on the same world; empty skips it.")
 	fs.Var(&c.managerFlags, "manager-flag", "An extra flag for the manager, e.g. -manager-flag=--zap-log-level=2 (repeatable).")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	gates, err := parseGates(*gateList)
+	if err != nil {
+		return c, fmt.Errorf("-gates: %w", err)
+	}
+	c.gates = gates
 	switch {
 	case c.managerPath == "":
 		return c, errors.New("-manager is required (e.g. bin/clusterprofile-manager, built by `make build`)")
@@ -85,13 +103,26 @@ func parseFlags(args []string) (config, error) {
 		return c, errors.New("-workers must be at least 1")
 	case !c.unthrottled() && c.burst < 1:
 		return c, errors.New("-burst must be at least 1 when -qps is positive")
-	case c.propagationSamples < 0:
-		return c, errors.New("-propagation-samples must not be negative")
+	case c.propagationSamples < 0 || c.rotationSamples < 0:
+		return c, errors.New("-propagation-samples and -rotation-samples must not be negative")
+	case c.upstreamPath != "" && c.gates.String() != "mirror":
+		return c, errors.New("-upstream compares mirrors: run it with -gates=mirror")
+	case c.gates["credsync"] && c.msas < 1:
+		return c, errors.New("-msas must be at least 1 when the credsync gate is on")
 	}
-	if _, err := os.Stat(c.managerPath); err != nil {
-		return c, fmt.Errorf("-manager: %w", err)
+	if !c.gates["credsync"] {
+		c.msas = 0
+	}
+	for flagName, path := range map[string]string{"-manager": c.managerPath, "-upstream": c.upstreamPath} {
+		if path == "" {
+			continue
+		}
+		if _, err := os.Stat(path); err != nil {
+			return c, fmt.Errorf("%s: %w", flagName, err)
+		}
 	}
 	c.propagationSamples = min(c.propagationSamples, c.clusters)
+	c.rotationSamples = min(c.rotationSamples, c.clusters*c.msas)
 	return c, nil
 }
 
@@ -135,6 +166,33 @@ func benchMain() int {
 	return 0
 }
 
+// phase is one measurement of a run.
+type phase struct {
+	name string
+	run  func(context.Context) error
+}
+
+// phases are the measurements the run's capabilities call for, in order.
+func (b *bench) phases() []phase {
+	phases := []phase{
+		{"floor", b.measureFloor},
+		{"cold convergence", b.coldConvergence},
+		{"idle", b.idle},
+		{"restart resync", b.restartResync},
+	}
+	if b.world.copyCount() > 0 {
+		phases = append(phases, phase{"token rotation", b.tokenRotation})
+	}
+	if b.cfg.gates["proxy"] {
+		phases = append(phases, phase{"CA rotation", b.caRotation})
+	}
+	phases = append(phases, phase{"propagation", b.propagation}, phase{"deletion", b.deletion})
+	if b.cfg.upstreamPath != "" {
+		phases = append(phases, phase{"upstream's mirror", b.upstream})
+	}
+	return phases
+}
+
 // run sets the hub up, runs every phase in order and always tears down. The
 // results of the phases that finished are returned even on error.
 func run(ctx context.Context, cfg config) (res *results, err error) {
@@ -143,17 +201,7 @@ func run(ctx context.Context, cfg config) (res *results, err error) {
 	if err := b.setUp(ctx); err != nil {
 		return b.res, fmt.Errorf("setting up: %w", err)
 	}
-	phases := []struct {
-		name string
-		run  func(context.Context) error
-	}{
-		{"floor", b.measureFloor},
-		{"cold convergence", b.coldConvergence},
-		{"idle", b.idle},
-		{"restart resync", b.restartResync},
-		{"propagation", b.propagation},
-		{"deletion", b.deletion},
-	}
+	phases := b.phases()
 	for _, phase := range phases {
 		b.progress.logf("== %s", phase.name)
 		if err := phase.run(ctx); err != nil {

@@ -25,6 +25,7 @@ const (
 
 type managerOptions struct {
 	name, path, kubeconfig, logPath string
+	featureGates                    string
 	qps                             float32
 	burst, workers                  int
 	extraFlags                      []string
@@ -43,6 +44,7 @@ type managerProcess struct {
 
 	mu       sync.Mutex
 	peakRSS  uint64
+	peakAnon uint64 // the highest RssAnon sampled
 	peakHeap float64
 	last     metricSet // the latest scrape, for progress lines
 }
@@ -54,14 +56,10 @@ func startManager(o managerOptions) (*managerProcess, error) {
 	if err != nil {
 		return nil, err
 	}
-	log, err := os.Create(o.logPath)
-	if err != nil {
-		return nil, fmt.Errorf("creating manager log: %w", err)
-	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	args := []string{
 		"--kubeconfig=" + o.kubeconfig,
-		"--feature-gates=ClusterProfile=true",
+		"--feature-gates=" + o.featureGates,
 		"--metrics-bind-address=" + addr,
 		"--metrics-secure=false", // the benchmark scrapes over plain HTTP
 		"--health-probe-bind-address=0",
@@ -69,18 +67,27 @@ func startManager(o managerOptions) (*managerProcess, error) {
 		"--kube-api-burst=" + strconv.Itoa(o.burst),
 		"--mirror-workers=" + strconv.Itoa(o.workers),
 	}
-	cmd := exec.Command(o.path, append(args, o.extraFlags...)...)
+	return startProcess(o.name, o.path, append(args, o.extraFlags...), o.logPath, "http://"+addr+"/metrics")
+}
+
+// startProcess starts a program whose memory is sampled until it exits;
+// metricsURL is empty for a program without metrics.
+func startProcess(name, path string, args []string, logPath, metricsURL string) (*managerProcess, error) {
+	log, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("creating log of %s: %w", name, err)
+	}
+	cmd := exec.Command(path, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = managerSysProcAttr()
 	m := &managerProcess{
-		name: o.name, cmd: cmd, logPath: o.logPath,
-		metricsURL: "http://" + addr + "/metrics",
-		exited:     make(chan struct{}),
+		name: name, cmd: cmd, logPath: logPath, metricsURL: metricsURL,
+		exited: make(chan struct{}),
 	}
 	m.started = time.Now()
 	if err := cmd.Start(); err != nil {
 		_ = log.Close()
-		return nil, fmt.Errorf("starting %s: %w", o.path, err)
+		return nil, fmt.Errorf("starting %s: %w", path, err)
 	}
 	go func() {
 		m.exitErr = cmd.Wait()
@@ -151,14 +158,19 @@ func (m *managerProcess) scrape(ctx context.Context) (metricSet, error) {
 	return set, err
 }
 
-// sleep waits, failing when the context ends or the manager exits.
+// sleep waits, failing when the context ends or the manager exits; a nil
+// manager only waits.
 func (m *managerProcess) sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
+	var exited <-chan struct{}
+	if m != nil {
+		exited = m.exited
+	}
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-m.exited:
+	case <-exited:
 		return m.errExited()
 	case <-t.C:
 		return nil
@@ -166,8 +178,8 @@ func (m *managerProcess) sleep(ctx context.Context, d time.Duration) error {
 }
 
 // waitQuiet waits until the mirror has finished at least minReconciles
-// reconciles and has then been quiet for stableFor: nothing queued, no worker
-// busy, and no reconcile or write request finished. It returns when the quiet
+// reconciles and every controller has then been quiet for stableFor: nothing
+// queued, no worker busy, and no reconcile or write request finished. It returns when the quiet
 // began and the metrics read then.
 func (m *managerProcess) waitQuiet(ctx context.Context, minReconciles int, stableFor time.Duration) (time.Time, metricSet, error) {
 	var since time.Time
@@ -181,7 +193,7 @@ func (m *managerProcess) waitQuiet(ctx context.Context, minReconciles int, stabl
 			changed := reconciles != lastReconciles || writes != lastWrites
 			lastReconciles, lastWrites = reconciles, writes
 			switch {
-			case set.busy() || reconciles < minReconciles:
+			case set.busy() || set.mirrorReconciles() < minReconciles:
 				since = time.Time{}
 			case changed || since.IsZero():
 				since, atSince = now, set
@@ -206,19 +218,22 @@ func (m *managerProcess) sampleMemory() {
 		case <-t.C:
 			m.sampleRSS()
 			// Scraping records the heap; errors only mean it is not up yet.
-			_, _ = m.scrape(context.Background())
+			if m.metricsURL != "" {
+				_, _ = m.scrape(context.Background())
+			}
 		}
 	}
 }
 
-// sampleRSS reads the kernel's high-water mark of the process's RSS.
+// sampleRSS reads the kernel's high-water mark of the process's RSS, and its
+// anonymous memory now.
 func (m *managerProcess) sampleRSS() {
-	rss, err := peakRSSBytes(m.pid())
+	peak, anon, err := rssBytes(m.pid())
 	if err != nil {
 		return // exited, or not Linux
 	}
 	m.mu.Lock()
-	m.peakRSS = max(m.peakRSS, rss)
+	m.peakRSS, m.peakAnon = max(m.peakRSS, peak), max(m.peakAnon, anon)
 	m.mu.Unlock()
 }
 
@@ -229,6 +244,7 @@ func (m *managerProcess) memory() processMemory {
 	return processMemory{
 		Process:     m.name,
 		PeakRSSMiB:  float64(m.peakRSS) / (1 << 20),
+		PeakAnonMiB: float64(m.peakAnon) / (1 << 20),
 		PeakHeapMiB: m.peakHeap / (1 << 20),
 	}
 }
@@ -240,6 +256,7 @@ func (m *managerProcess) status() string {
 	if m.last == nil {
 		return "metrics not up yet"
 	}
-	return fmt.Sprintf("%d reconciles, %d writes, queue %.0f, peak RSS %.0f MiB",
-		m.last.reconciles(), m.last.writes().Total, m.last.sum("workqueue_depth", mirrorQueue), float64(m.peakRSS)/(1<<20))
+	return fmt.Sprintf("%d reconciles, %d writes, queued %.0f (mirror %.0f), peak RSS %.0f MiB",
+		m.last.reconciles(), m.last.writes().Total, m.last.sum("workqueue_depth", nil),
+		m.last.sum("workqueue_depth", mirrorQueue), float64(m.peakRSS)/(1<<20))
 }

@@ -5,11 +5,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
 	cpmetrics "open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
 )
@@ -24,7 +27,10 @@ type sample struct {
 // metricSet is one scrape of the manager's /metrics.
 type metricSet []sample
 
-var scrapeClient = &http.Client{Timeout: 5 * time.Second}
+// scrapeClient asks for uncompressed metrics: the benchmark scrapes several
+// times a second, and gzip would make the manager it measures allocate a
+// compressor each time.
+var scrapeClient = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableCompression: true}}
 
 func scrape(ctx context.Context, url string) (metricSet, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -150,15 +156,20 @@ var (
 	mirrorWriter     = map[string]string{"writer": mirror.FieldManager}
 )
 
-// reconciles is how many reconciles the mirror has finished, whatever the result.
+// reconciles is how many reconciles every controller has finished, whatever
+// the result.
 func (s metricSet) reconciles() int {
+	return int(s.sum("controller_runtime_reconcile_total", nil))
+}
+
+// mirrorReconciles is how many of them were the mirror's.
+func (s metricSet) mirrorReconciles() int {
 	return int(s.sum("controller_runtime_reconcile_total", mirrorController))
 }
 
-// busy tells whether the mirror has queued work or a reconcile running.
+// busy tells whether any controller has queued work or a reconcile running.
 func (s metricSet) busy() bool {
-	return s.sum("workqueue_depth", mirrorQueue) > 0 ||
-		s.sum("controller_runtime_active_workers", mirrorController) > 0
+	return s.sum("workqueue_depth", nil) > 0 || s.sum("controller_runtime_active_workers", nil) > 0
 }
 
 func (s metricSet) heapInuseBytes() float64 { return s.sum("go_memstats_heap_inuse_bytes", nil) }
@@ -175,20 +186,30 @@ type writeCounts struct {
 	ByMethod map[string]int `json:"byMethod"`
 	// ByOperation is the mirror's clusterprofile_writes_total.
 	ByOperation map[string]int `json:"byOperation"`
+	// ByWriter is clusterprofile_writes_total by writer (the mirror and the
+	// access providers), with the syncer's token copy writes
+	// (clusterprofile_synced_secret_writes_total) under its own name.
+	ByWriter map[string]int `json:"byWriter"`
 	// Errors is the mirror's clusterprofile_write_errors_total.
 	Errors int `json:"errors"`
 }
 
 func (s metricSet) writes() writeCounts {
-	w := writeCounts{ByMethod: map[string]int{}, ByOperation: map[string]int{}}
+	w := writeCounts{ByMethod: map[string]int{}, ByOperation: map[string]int{}, ByWriter: map[string]int{}}
 	for _, method := range writeMethods {
 		n := int(s.sum("rest_client_requests_total", map[string]string{"method": method}))
 		w.ByMethod[method] = n
 		w.Total += n
 	}
 	for _, smp := range s {
-		if smp.name == "clusterprofile_writes_total" && labelsMatch(smp.labels, mirrorWriter) {
-			w.ByOperation[smp.labels["operation"]] += int(smp.value)
+		switch smp.name {
+		case "clusterprofile_writes_total":
+			w.ByWriter[smp.labels["writer"]] += int(smp.value)
+			if labelsMatch(smp.labels, mirrorWriter) {
+				w.ByOperation[smp.labels["operation"]] += int(smp.value)
+			}
+		case "clusterprofile_synced_secret_writes_total":
+			w.ByWriter[credsync.FieldManager] += int(smp.value)
 		}
 	}
 	w.Errors = int(s.sum("clusterprofile_write_errors_total", mirrorWriter))
@@ -199,7 +220,10 @@ func (s metricSet) writes() writeCounts {
 func (w writeCounts) minus(earlier writeCounts) writeCounts {
 	out := writeCounts{
 		Total: w.Total - earlier.Total, Errors: w.Errors - earlier.Errors,
-		ByMethod: map[string]int{}, ByOperation: map[string]int{},
+		ByMethod: map[string]int{}, ByOperation: map[string]int{}, ByWriter: map[string]int{},
+	}
+	for k, v := range w.ByWriter {
+		out.ByWriter[k] = v - earlier.ByWriter[k]
 	}
 	for k, v := range w.ByMethod {
 		out.ByMethod[k] = v - earlier.ByMethod[k]
@@ -229,6 +253,15 @@ func (w writeCounts) String() string {
 	}
 	if len(ops) > 0 {
 		out += " [mirror: " + strings.Join(ops, ", ") + "]"
+	}
+	var others []string
+	for _, writer := range slices.Sorted(maps.Keys(w.ByWriter)) {
+		if n := w.ByWriter[writer]; n != 0 && writer != mirror.FieldManager {
+			others = append(others, fmt.Sprintf("%s %d", writer, n))
+		}
+	}
+	if len(others) > 0 {
+		out += " [" + strings.Join(others, ", ") + "]"
 	}
 	if w.Errors > 0 {
 		out += fmt.Sprintf(" {%d failed}", w.Errors)

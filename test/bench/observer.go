@@ -2,19 +2,20 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
-	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 )
 
 // observer watches the bench namespaces' ClusterProfiles through an informer
@@ -25,7 +26,8 @@ type observer struct {
 	mu         sync.Mutex
 	namespaces map[string]bool
 	want       map[string]expectation // by cluster name
-	target     int                    // desired profiles
+	access     accessExpectation
+	target     int // desired profiles
 
 	profiles     map[types.NamespacedName]profileState
 	perNamespace map[string]int
@@ -34,6 +36,17 @@ type observer struct {
 	firstAt, allExistAt, allCompleteAt time.Time
 	emptiedAt                          map[string]time.Time
 	reasonWaits                        map[string]*reasonWait // by cluster name
+	// lastEventAt is when a bench profile last changed, to tell when a
+	// process without metrics (upstream's mirror) has settled.
+	lastEventAt time.Time
+}
+
+// accessExpectation is what the access providers must have written on
+// every profile: the cluster-proxy entry with the current user server
+// certificate, and the direct entry.
+type accessExpectation struct {
+	proxyCA string // digest; empty when the proxy does not run
+	direct  bool
 }
 
 // expectation is the status every profile of a cluster must carry.
@@ -43,9 +56,14 @@ type expectation struct {
 }
 
 type profileState struct {
-	complete bool
+	// mirrored tells whether the profile carries the cluster's full status.
+	mirrored bool
 	// healthy is the ControlPlaneHealthy condition's status and reason.
 	healthy string
+	// proxyCA is the digest of the cluster-proxy entry's CA; direct tells
+	// whether the direct entry is there.
+	proxyCA string
+	direct  bool
 }
 
 // reasonWait waits for every profile of a cluster to show a condition.
@@ -54,8 +72,8 @@ type reasonWait struct {
 	reachedAt time.Time
 }
 
-// startObserver starts the informer and waits for its first list.
-func startObserver(ctx context.Context, cfg *rest.Config, w *world) (*observer, error) {
+// newObserver watches the profiles through c, which the caller starts.
+func newObserver(ctx context.Context, c cache.Cache, w *world) (*observer, error) {
 	o := &observer{
 		namespaces:   map[string]bool{},
 		want:         map[string]expectation{},
@@ -71,12 +89,10 @@ func startObserver(ctx context.Context, cfg *rest.Config, w *world) (*observer, 
 	for name, s := range w.status {
 		o.want[name] = expectation{version: s.Version, properties: len(s.Properties)}
 	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.QPS = -1
-	c, err := cache.New(cfg, cache.Options{Scheme: scheme.New(), DefaultTransform: cache.TransformStripManagedFields()})
-	if err != nil {
-		return nil, fmt.Errorf("creating observer cache: %w", err)
+	if w.bundle.gates["proxy"] {
+		o.access.proxyCA = digest(w.bundle.proxyCA)
 	}
+	o.access.direct = w.bundle.gates["direct"]
 	informer, err := c.GetInformer(ctx, &cpv1alpha1.ClusterProfile{})
 	if err != nil {
 		return nil, fmt.Errorf("creating ClusterProfile informer: %w", err)
@@ -88,10 +104,6 @@ func startObserver(ctx context.Context, cfg *rest.Config, w *world) (*observer, 
 	})
 	if err != nil {
 		return nil, fmt.Errorf("watching ClusterProfiles: %w", err)
-	}
-	go func() { _ = c.Start(ctx) }()
-	if !c.WaitForCacheSync(ctx) {
-		return nil, fmt.Errorf("observer cache did not sync: %w", ctx.Err())
 	}
 	return o, nil
 }
@@ -108,6 +120,7 @@ func (o *observer) observe(obj any, deleted bool) {
 	key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.lastEventAt = now
 	old, existed := o.profiles[key]
 	if deleted {
 		o.forget(key, old, existed, now)
@@ -124,13 +137,12 @@ func (o *observer) observe(obj any, deleted bool) {
 			o.allExistAt = now
 		}
 	}
+	isComplete, wasComplete := o.isComplete(state), existed && o.isComplete(old)
 	switch {
-	case state.complete && (!existed || !old.complete):
+	case isComplete && !wasComplete:
 		o.complete++
-		if o.complete == o.target && o.allCompleteAt.IsZero() {
-			o.allCompleteAt = now
-		}
-	case !state.complete && existed && old.complete:
+		o.noteComplete(now)
+	case !isComplete && wasComplete:
 		o.complete--
 	}
 	if wait := o.reasonWaits[p.Name]; wait != nil && wait.reachedAt.IsZero() && o.allShow(p.Name, wait.healthy) {
@@ -143,7 +155,7 @@ func (o *observer) forget(key types.NamespacedName, old profileState, existed bo
 		return
 	}
 	delete(o.profiles, key)
-	if old.complete {
+	if o.isComplete(old) {
 		o.complete--
 	}
 	o.perNamespace[key.Namespace]--
@@ -152,19 +164,76 @@ func (o *observer) forget(key types.NamespacedName, old profileState, existed bo
 	}
 }
 
-// stateOf tells whether a profile carries its cluster's full status.
+// noteComplete records when every desired profile became complete.
+func (o *observer) noteComplete(now time.Time) {
+	if o.complete == o.target && o.allCompleteAt.IsZero() {
+		o.allCompleteAt = now
+	}
+}
+
+// stateOf reads what the phases wait for from a profile.
 func (o *observer) stateOf(p *cpv1alpha1.ClusterProfile) profileState {
 	want, known := o.want[p.Name]
 	healthy := meta.FindStatusCondition(p.Status.Conditions, cpv1alpha1.ClusterConditionControlPlaneHealthy)
 	joined := meta.FindStatusCondition(p.Status.Conditions, clusterprofile.ConditionJoined)
 	state := profileState{
-		complete: known && healthy != nil && joined != nil &&
+		mirrored: known && healthy != nil && joined != nil &&
 			p.Status.Version.Kubernetes == want.version && len(p.Status.Properties) == want.properties,
 	}
 	if healthy != nil {
 		state.healthy = healthyKey(string(healthy.Status), healthy.Reason)
 	}
+	for _, entry := range p.Status.AccessProviders {
+		switch entry.Name {
+		case accessprovider.ProxyEntryName:
+			state.proxyCA = digest(entry.Cluster.CertificateAuthorityData)
+		case accessprovider.DefaultDirectEntryName:
+			state.direct = entry.Cluster.Server != ""
+		}
+	}
 	return state
+}
+
+// isComplete tells whether a profile carries everything the run's
+// capabilities must write.
+func (o *observer) isComplete(s profileState) bool {
+	return s.mirrored && (o.access.proxyCA == "" || s.proxyCA == o.access.proxyCA) && (!o.access.direct || s.direct)
+}
+
+// expect replaces what complete means (a rotated certificate, another
+// mirror's output), recounts and restarts the wait for all complete.
+func (o *observer) expect(want map[string]expectation, access accessExpectation) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.want, o.access = want, access
+	o.complete = 0
+	for _, s := range o.profiles {
+		if o.isComplete(s) {
+			o.complete++
+		}
+	}
+	o.allCompleteAt = time.Time{}
+	o.noteComplete(time.Now())
+}
+
+// expectations is what the observer now requires.
+func (o *observer) expectations() (map[string]expectation, accessExpectation) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.want, o.access
+}
+
+// quietSince is when a bench profile last changed.
+func (o *observer) quietSince() time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.lastEventAt
+}
+
+// digest is a short fingerprint of data, to compare without keeping it.
+func digest(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:8])
 }
 
 func healthyKey(status, reason string) string { return status + "/" + reason }

@@ -13,6 +13,9 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
 )
 
 const (
@@ -28,42 +31,81 @@ const (
 )
 
 // coldConvergence starts the manager on the untouched world and times it
-// until every desired profile exists with its full status.
+// until every desired profile exists with its full status and, with the
+// syncer, every token copy exists.
 func (b *bench) coldConvergence(ctx context.Context) error {
-	obs := b.obs
+	profileWritesBefore, err := b.apiServer.profileWrites(ctx)
+	if err != nil {
+		return err
+	}
 	m, err := b.startManager("cold")
 	if err != nil {
 		return err
 	}
-	target := b.world.profileCount()
-	_, err = b.waitFor(ctx, m, func() time.Time { return obs.convergence().allCompleteAt }, func() string {
-		c := obs.convergence()
-		return fmt.Sprintf("cold: %d/%d profiles exist, %d complete; manager: %s", c.existing, target, c.complete, m.status())
-	})
+	doneAt, err := b.waitConverged(ctx, m)
 	if err != nil {
-		return fmt.Errorf("waiting for every profile: %w", err)
+		return err
 	}
-	c := obs.convergence()
-	b.progress.logf("cold: all %d profiles complete after %s; waiting for the manager to settle",
-		target, formatDuration(c.allCompleteAt.Sub(m.started)))
+	c := b.obs.convergence()
+	b.progress.logf("cold: converged after %s; waiting for the manager to settle", formatDuration(doneAt.Sub(m.started)))
 	quietAt, set, err := b.waitQuiet(ctx, m, len(b.world.clusters))
+	if err != nil {
+		return err
+	}
+	profileWritesAfter, err := b.apiServer.profileWrites(ctx)
 	if err != nil {
 		return err
 	}
 	writes := set.writes()
 	b.res.Cold = &coldResult{
+		APIServerProfileWrites:   profileWritesAfter - profileWritesBefore,
 		FirstProfileSeconds:      c.firstAt.Sub(m.started).Seconds(),
 		AllExistSeconds:          c.allExistAt.Sub(m.started).Seconds(),
 		AllCompleteSeconds:       c.allCompleteAt.Sub(m.started).Seconds(),
+		ConvergedSeconds:         doneAt.Sub(m.started).Seconds(),
 		QuietSeconds:             quietAt.Sub(m.started).Seconds(),
-		RatioToFloor:             c.allCompleteAt.Sub(m.started).Seconds() / b.res.Floor.Seconds,
-		RatioToFloorAfterStartup: c.allCompleteAt.Sub(c.firstAt).Seconds() / b.res.Floor.Seconds,
+		RatioToFloor:             doneAt.Sub(m.started).Seconds() / b.res.Floor.Seconds,
+		RatioToFloorAfterStartup: doneAt.Sub(c.firstAt).Seconds() / b.res.Floor.Seconds,
 		Reconciles:               set.reconciles(),
 		Writes:                   writes,
-		WritesPerProfile:         float64(writes.Total) / float64(target),
+		WritesPerProfile:         float64(writes.Total) / float64(b.world.profileCount()),
+	}
+	if copies := b.world.copyCount(); copies > 0 {
+		_, at := b.copies.allCurrent()
+		b.res.Cold.AllCopiesSeconds = at.Sub(m.started).Seconds()
+		b.res.Cold.CopyWritesPerCopy = float64(writes.ByWriter[credsync.FieldManager]) / float64(copies)
 	}
 	b.progress.logf("cold: settled; writes %s", writes)
 	return nil
+}
+
+// waitConverged waits until every profile is complete and every token copy
+// carries its token, returning when the last of them got there.
+func (b *bench) waitConverged(ctx context.Context, m *managerProcess) (time.Time, error) {
+	profiles, copies := b.world.profileCount(), b.world.copyCount()
+	doneAt, err := b.waitFor(ctx, m, func() time.Time {
+		at := b.obs.convergence().allCompleteAt
+		if at.IsZero() || copies == 0 {
+			return at
+		}
+		_, copiesAt := b.copies.allCurrent()
+		if copiesAt.IsZero() {
+			return copiesAt
+		}
+		return maxTime(at, copiesAt)
+	}, func() string {
+		c := b.obs.convergence()
+		line := fmt.Sprintf("%d/%d profiles exist, %d complete", c.existing, profiles, c.complete)
+		if copies > 0 {
+			current, _ := b.copies.allCurrent()
+			line += fmt.Sprintf(", %d/%d token copies", current, copies)
+		}
+		return line + "; " + m.name + ": " + m.status()
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("waiting for every profile and copy: %w", err)
+	}
+	return doneAt, nil
 }
 
 // idle watches the converged manager for writes it has no reason to send.
@@ -132,7 +174,7 @@ func (b *bench) propagation(ctx context.Context) error {
 	latencies := make([]time.Duration, 0, samples)
 	for i := range samples {
 		cluster := b.world.clusters[i*len(b.world.clusters)/samples].Name
-		latency, err := b.propagateOne(ctx, m, cluster, fmt.Sprintf("BenchUnavailable%d", i))
+		latency, err := b.propagateOne(ctx, m, cluster, fmt.Sprintf("BenchUnavailable%d", i), b.healthyReason)
 		if err != nil {
 			return fmt.Errorf("sample %d (cluster %s): %w", i, cluster, err)
 		}
@@ -164,10 +206,11 @@ func (b *bench) propagation(ctx context.Context) error {
 
 // propagateOne sets the cluster's Available condition to False with a new
 // reason and returns the time from the status update returning until every
-// profile of the cluster carries it.
-func (b *bench) propagateOne(ctx context.Context, m *managerProcess, cluster, reason string) (time.Duration, error) {
+// profile of the cluster carries it, with the reason profileReason makes of
+// it.
+func (b *bench) propagateOne(ctx context.Context, m *managerProcess, cluster, reason string, profileReason func(string) string) (time.Duration, error) {
 	// Waiting starts before the update, so no event can slip past.
-	b.obs.expectHealthy(cluster, string(metav1.ConditionFalse), reason)
+	b.obs.expectHealthy(cluster, string(metav1.ConditionFalse), profileReason(reason))
 	if err := setAvailable(ctx, b.setup, cluster, metav1.ConditionFalse, reason); err != nil {
 		return 0, err
 	}
@@ -180,6 +223,17 @@ func (b *bench) propagateOne(ctx context.Context, m *managerProcess, cluster, re
 	}
 	// The watch event can in theory beat the update's own response.
 	return max(reached.Sub(sent), 0), nil
+}
+
+// healthyReason is the reason this project's mirror gives a profile's
+// ControlPlaneHealthy for a cluster's Available reason: with the agent on
+// and no agent reporting (none runs here), it says the klusterlet's
+// condition stands in.
+func (b *bench) healthyReason(available string) string {
+	if b.cfg.gates["agent"] {
+		return mirror.ReasonNoFreshAgentReport
+	}
+	return available
 }
 
 // setAvailable changes the cluster's Available condition, as the
@@ -217,13 +271,26 @@ func (b *bench) deletion(ctx context.Context) error {
 	waitCtx, cancel := context.WithTimeout(ctx, changeTimeout)
 	defer cancel()
 	gone, err := b.waitFor(waitCtx, m, func() time.Time {
-		if left, emptiedAt := b.obs.namespace(ns); left == 0 {
-			return emptiedAt
+		left, emptiedAt := b.obs.namespace(ns)
+		if left > 0 {
+			return time.Time{}
 		}
-		return time.Time{}
+		if b.copies != nil {
+			copiesLeft, copiesGoneAt := b.copies.inNamespace(ns)
+			if copiesLeft > 0 {
+				return time.Time{}
+			}
+			emptiedAt = maxTime(emptiedAt, copiesGoneAt)
+		}
+		return emptiedAt
 	}, func() string {
 		left, _ := b.obs.namespace(ns)
-		return fmt.Sprintf("deletion: %d profiles left in %s; manager: %s", left, ns, m.status())
+		line := fmt.Sprintf("deletion: %d profiles left in %s", left, ns)
+		if b.copies != nil {
+			copiesLeft, _ := b.copies.inNamespace(ns)
+			line += fmt.Sprintf(", %d token copies", copiesLeft)
+		}
+		return line + "; manager: " + m.status()
 	})
 	if err != nil {
 		return err
@@ -235,6 +302,7 @@ func (b *bench) deletion(ctx context.Context) error {
 	b.res.Deletion = &deletionResult{
 		Namespace: ns,
 		Profiles:  len(b.world.clusters),
+		Copies:    len(b.world.bundle.tokens),
 		Seconds:   max(gone.Sub(sent), 0).Seconds(),
 		Writes:    after.writes().minus(before.writes()),
 	}

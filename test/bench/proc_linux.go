@@ -17,27 +17,36 @@ func managerSysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// peakRSSBytes reads VmHWM, the peak resident set size, of a process.
-func peakRSSBytes(pid int) (uint64, error) {
+// rssBytes reads, from /proc/<pid>/status, the peak resident set size
+// (VmHWM) and the anonymous part of the current one (RssAnon: the heap and
+// stacks, without the pages of the binary that are mapped from its file).
+func rssBytes(pid int) (peak, anon uint64, err error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer func() { _ = f.Close() }()
+	fields := map[string]*uint64{"VmHWM:": &peak, "RssAnon:": &anon}
+	found := 0
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:")
+		name, rest, _ := strings.Cut(sc.Text(), "\t")
+		target, ok := fields[name]
 		if !ok {
 			continue
 		}
 		kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("parsing VmHWM of pid %d: %w", pid, err)
+			return 0, 0, fmt.Errorf("parsing %s of pid %d: %w", name, pid, err)
 		}
-		return kb * 1024, nil
+		*target = kb * 1024
+		found++
 	}
 	if err := sc.Err(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+	if found != len(fields) {
+		return 0, 0, fmt.Errorf("no VmHWM or RssAnon in /proc/%d/status", pid)
+	}
+	return peak, anon, nil
 }

@@ -14,7 +14,7 @@ func managerSysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
 
-// peakRSSBytes needs /proc; elsewhere the peak RSS is not reported.
-func peakRSSBytes(int) (uint64, error) {
-	return 0, errors.New("peak RSS is only read on Linux")
+// rssBytes needs /proc; elsewhere memory is not reported.
+func rssBytes(int) (peak, anon uint64, err error) {
+	return 0, 0, errors.New("memory is only read on Linux")
 }

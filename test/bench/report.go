@@ -15,6 +15,9 @@ type results struct {
 	Clusters   int         `json:"clusters"`
 	Namespaces int         `json:"namespaces"`
 	Profiles   int         `json:"profiles"`
+	// Gates are the capabilities the manager ran with.
+	Gates       string `json:"gates"`
+	TokenCopies int    `json:"tokenCopies,omitempty"`
 	// QPS is the client QPS of the manager and the floor; -1 is unthrottled.
 	QPS     float64 `json:"qps"`
 	Burst   int     `json:"burst,omitempty"`
@@ -26,6 +29,11 @@ type results struct {
 	Restart     *restartResult     `json:"restart,omitempty"`
 	Propagation *propagationResult `json:"propagation,omitempty"`
 	Deletion    *deletionResult    `json:"deletion,omitempty"`
+	// TokenRotation and CARotation run with the syncer and the proxy.
+	TokenRotation *rotationResult   `json:"tokenRotation,omitempty"`
+	CARotation    *caRotationResult `json:"caRotation,omitempty"`
+	// Upstream is OCM's own mirror on the same world.
+	Upstream *upstreamResult `json:"upstream,omitempty"`
 	// Memory has one entry per manager process, in start order.
 	Memory []processMemory `json:"memory,omitempty"`
 	// ManagerLogs is the directory holding the manager logs.
@@ -40,6 +48,8 @@ type machineInfo struct {
 }
 
 type floorResult struct {
+	// Writes says which writes each profile took.
+	Writes            string  `json:"writes"`
 	Seconds           float64 `json:"seconds"`
 	Requests          int     `json:"requests"`
 	RequestsPerSecond float64 `json:"requestsPerSecond"`
@@ -51,14 +61,24 @@ type coldResult struct {
 	FirstProfileSeconds float64 `json:"firstProfileSeconds"`
 	AllExistSeconds     float64 `json:"allExistSeconds"`
 	AllCompleteSeconds  float64 `json:"allCompleteSeconds"`
-	QuietSeconds        float64 `json:"quietSeconds"`
-	RatioToFloor        float64 `json:"ratioToFloor"`
+	// AllCopiesSeconds is when every token copy existed (with the syncer).
+	AllCopiesSeconds float64 `json:"allCopiesSeconds,omitempty"`
+	// ConvergedSeconds is when profiles and copies were all done: the time
+	// held against the floor.
+	ConvergedSeconds float64 `json:"convergedSeconds"`
+	QuietSeconds     float64 `json:"quietSeconds"`
+	RatioToFloor     float64 `json:"ratioToFloor"`
 	// RatioToFloorAfterStartup leaves the start-up out: from the first
 	// profile until all are complete, over the floor.
 	RatioToFloorAfterStartup float64     `json:"ratioToFloorAfterStartup"`
 	Reconciles               int         `json:"reconciles"`
 	Writes                   writeCounts `json:"writes"`
 	WritesPerProfile         float64     `json:"writesPerProfile"`
+	// APIServerProfileWrites are the ClusterProfile writes the API server
+	// served meanwhile (the ruler upstream's mirror is measured with).
+	APIServerProfileWrites int `json:"apiServerProfileWrites"`
+	// CopyWritesPerCopy is the syncer's writes over the copies it made.
+	CopyWritesPerCopy float64 `json:"copyWritesPerCopy,omitempty"`
 }
 
 type idleResult struct {
@@ -87,16 +107,71 @@ type propagationResult struct {
 	WritesPerChangedProfile float64     `json:"writesPerChangedProfile"`
 }
 
+type upstreamResult struct {
+	FirstProfileSeconds float64 `json:"firstProfileSeconds"`
+	AllCompleteSeconds  float64 `json:"allCompleteSeconds"`
+	QuietSeconds        float64 `json:"quietSeconds"`
+	// OursOverUpstream is this project's cold convergence over upstream's.
+	OursOverUpstream       float64    `json:"oursOverUpstream,omitempty"`
+	APIServerProfileWrites int        `json:"apiServerProfileWrites"`
+	WritesPerProfile       float64    `json:"writesPerProfile"`
+	Propagation            *latencies `json:"propagation,omitempty"`
+	UnbindSeconds          float64    `json:"unbindSeconds"`
+	PeakRSSMiB             float64    `json:"peakRSSMiB"`
+}
+
+// latencies is a distribution of times.
+type latencies struct {
+	Samples   int     `json:"samples"`
+	P50Millis float64 `json:"p50Millis"`
+	P99Millis float64 `json:"p99Millis"`
+	MaxMillis float64 `json:"maxMillis"`
+}
+
+type rotationResult struct {
+	Tokens     int `json:"tokens"`
+	Namespaces int `json:"namespaces"`
+	// Single times sampled tokens rotated one at a time, each until every
+	// namespace's copy carried it.
+	Single *latencies `json:"single,omitempty"`
+	// All rotates every token at once.
+	All               *bulkRotation `json:"all,omitempty"`
+	Writes            writeCounts   `json:"writes"`
+	CopyWritesPerCopy float64       `json:"copyWritesPerCopy"`
+}
+
+type bulkRotation struct {
+	// WriteSeconds is how long the benchmark took to write every token.
+	WriteSeconds float64 `json:"writeSeconds"`
+	// AllUpdatedSeconds runs from the first token write until every copy
+	// carried its new token.
+	AllUpdatedSeconds float64 `json:"allUpdatedSeconds"`
+	// PerCopy times each copy from its token's write.
+	PerCopy latencies `json:"perCopy"`
+}
+
+type caRotationResult struct {
+	Profiles              int         `json:"profiles"`
+	Seconds               float64     `json:"seconds"`
+	Writes                writeCounts `json:"writes"`
+	ProxyWritesPerProfile float64     `json:"proxyWritesPerProfile"`
+}
+
 type deletionResult struct {
-	Namespace string      `json:"namespace"`
-	Profiles  int         `json:"profiles"`
-	Seconds   float64     `json:"seconds"`
-	Writes    writeCounts `json:"writes"`
+	Namespace string `json:"namespace"`
+	Profiles  int    `json:"profiles"`
+	// Copies are the token copies revoked with the profiles.
+	Copies  int         `json:"copies,omitempty"`
+	Seconds float64     `json:"seconds"`
+	Writes  writeCounts `json:"writes"`
 }
 
 type processMemory struct {
-	Process         string  `json:"process"`
-	PeakRSSMiB      float64 `json:"peakRSSMiB"`
+	Process    string  `json:"process"`
+	PeakRSSMiB float64 `json:"peakRSSMiB"`
+	// PeakAnonMiB is the highest anonymous RSS sampled (every 500ms): RSS
+	// without the binary's pages mapped from its file.
+	PeakAnonMiB     float64 `json:"peakAnonMiB"`
 	PeakHeapMiB     float64 `json:"peakHeapMiB"`
 	ShutdownSeconds float64 `json:"shutdownSeconds"`
 	CleanExit       bool    `json:"cleanExit"`
@@ -107,6 +182,7 @@ func newResults(cfg config) *results {
 	r := &results{
 		Machine:  machineInfo{CPUs: runtime.NumCPU(), OS: runtime.GOOS, Arch: runtime.GOARCH, Go: runtime.Version()},
 		Clusters: cfg.clusters, Namespaces: cfg.namespaces, Profiles: cfg.clusters * cfg.namespaces,
+		Gates: cfg.gates.String(), TokenCopies: cfg.clusters * cfg.namespaces * cfg.msas,
 		QPS: -1, Workers: cfg.workers,
 	}
 	if !cfg.unthrottled() {
@@ -145,16 +221,23 @@ func printReport(out io.Writer, r *results) {
 	}
 	t := table{out}
 	fmt.Fprintln(t.w)
-	t.section("ClusterProfile mirror benchmark")
+	t.section("ClusterProfile bundle benchmark")
 	t.row("machine", fmt.Sprintf("%d CPUs, %s/%s, %s", r.Machine.CPUs, r.Machine.OS, r.Machine.Arch, r.Machine.Go), "")
 	t.row("clusters × namespaces", fmt.Sprintf("%d × %d = %d profiles", r.Clusters, r.Namespaces, r.Profiles), "")
 	qps := "unthrottled"
 	if r.QPS > 0 {
 		qps = fmt.Sprintf("%g (burst %d)", r.QPS, r.Burst)
 	}
-	t.row("client QPS / mirror workers", fmt.Sprintf("%s / %d", qps, r.Workers), "")
+	t.row("client QPS / workers", fmt.Sprintf("%s / %d per controller", qps, r.Workers), "")
+	t.row("capabilities", r.Gates, "")
+	if r.TokenCopies > 0 {
+		t.row("token copies", fmt.Sprintf("%d (%d per profile)", r.TokenCopies, r.TokenCopies/r.Profiles), "")
+	}
 	printConvergence(t, r)
+	printRotations(t, r)
 	printChanges(t, r)
+	printUpstream(t, r)
+	printMemory(t, r)
 }
 
 // printConvergence prints the floor, the cold start, idle time and the
@@ -162,6 +245,7 @@ func printReport(out io.Writer, r *results) {
 func printConvergence(t table, r *results) {
 	if f := r.Floor; f != nil {
 		t.section("Floor (API server, same writes, 16 workers)")
+		t.row("writes per profile", f.Writes, "")
 		t.row("time", fmt.Sprintf("%s (%d requests, %.0f/s)", formatSeconds(f.Seconds), f.Requests, f.RequestsPerSecond), "")
 	}
 	if c := r.Cold; c != nil {
@@ -169,11 +253,20 @@ func printConvergence(t table, r *results) {
 		t.row("first profile", formatSeconds(c.FirstProfileSeconds), "")
 		t.row("all profiles exist", formatSeconds(c.AllExistSeconds), "")
 		t.row("all profiles complete", formatSeconds(c.AllCompleteSeconds), "")
+		if c.AllCopiesSeconds > 0 {
+			t.row("all token copies made", formatSeconds(c.AllCopiesSeconds), "")
+		}
 		t.row("ours / floor", fmt.Sprintf("%.2f× (%.2f× counting from the first profile)",
-			c.RatioToFloor, c.RatioToFloorAfterStartup), "")
+			c.RatioToFloor, c.RatioToFloorAfterStartup), verdict(c.RatioToFloor <= 1.3, "≤ 1.3×"))
 		t.row("settled", fmt.Sprintf("%s (%d reconciles)", formatSeconds(c.QuietSeconds), c.Reconciles), "")
 		t.row("writes", c.Writes.String(), "")
-		t.row("writes / profile", fmt.Sprintf("%.4f", c.WritesPerProfile), verdict(c.WritesPerProfile <= 2, "≤ 2"))
+		floor := float64(r.Floor.Requests) / float64(r.Profiles)
+		t.row("writes / profile", fmt.Sprintf("%.4f (profile writes the API server served: %.4f)",
+			c.WritesPerProfile, float64(c.APIServerProfileWrites)/float64(r.Profiles)),
+			verdict(c.WritesPerProfile <= floor, fmt.Sprintf("≤ %.0f, the floor's", floor)))
+		if r.TokenCopies > 0 {
+			t.row("syncer writes / copy", fmt.Sprintf("%.4f", c.CopyWritesPerCopy), verdict(c.CopyWritesPerCopy <= 1, "1.0"))
+		}
 	}
 	if i := r.Idle; i != nil {
 		t.section(fmt.Sprintf("Idle (%s after convergence)", formatSeconds(i.Seconds)))
@@ -203,16 +296,84 @@ func printChanges(t table, r *results) {
 	if d := r.Deletion; d != nil {
 		t.section(fmt.Sprintf("Deletion (binding in %s, %d profiles)", d.Namespace, d.Profiles))
 		t.row("all gone", formatSeconds(d.Seconds), "")
-		t.row("writes", d.Writes.String(), verdict(d.Writes.Total == d.Profiles, fmt.Sprint(d.Profiles)))
+		t.row("writes", d.Writes.String(), verdict(d.Writes.Total == d.Profiles+d.Copies, fmt.Sprint(d.Profiles+d.Copies)))
 	}
+}
+
+// printRotations prints token and certificate rotations.
+func printRotations(t table, r *results) {
+	if k := r.TokenRotation; k != nil {
+		t.section(fmt.Sprintf("Token rotation (%d tokens, %d namespaces)", k.Tokens, k.Namespaces))
+		if s := k.Single; s != nil {
+			t.row("one at a time, all copies", fmt.Sprintf("p50 %.0fms / p99 %.0fms / max %.0fms (%d tokens)",
+				s.P50Millis, s.P99Millis, s.MaxMillis, s.Samples), verdict(s.P99Millis <= 1000, "p99 ≤ 1s"))
+		}
+		if a := k.All; a != nil {
+			t.row("all at once", fmt.Sprintf("written in %s, every copy updated after %s",
+				formatSeconds(a.WriteSeconds), formatSeconds(a.AllUpdatedSeconds)), "")
+			t.row("  per copy", fmt.Sprintf("p50 %.0fms / p99 %.0fms / max %.0fms (%d copies)",
+				a.PerCopy.P50Millis, a.PerCopy.P99Millis, a.PerCopy.MaxMillis, a.PerCopy.Samples), "")
+		}
+		t.row("writes", k.Writes.String(), "")
+		t.row("syncer writes / copy", fmt.Sprintf("%.4f", k.CopyWritesPerCopy), verdict(k.CopyWritesPerCopy <= 1, "1.0"))
+	}
+	if c := r.CARotation; c != nil {
+		t.section(fmt.Sprintf("cluster-proxy certificate rotation (%d profiles)", c.Profiles))
+		t.row("all profiles updated", formatSeconds(c.Seconds), "")
+		t.row("writes", c.Writes.String(), "")
+		t.row("proxy writes / profile", fmt.Sprintf("%.4f", c.ProxyWritesPerProfile), verdict(c.ProxyWritesPerProfile == 1, "1.0"))
+	}
+}
+
+// printUpstream prints OCM's own mirror on the same world.
+func printUpstream(t table, r *results) {
+	u := r.Upstream
+	if u == nil {
+		return
+	}
+	t.section("Upstream OCM v1.2.0 mirror, same world")
+	t.row("all profiles complete", formatSeconds(u.AllCompleteSeconds), "")
+	if u.OursOverUpstream > 0 {
+		t.row("ours / upstream", fmt.Sprintf("%.2f×", u.OursOverUpstream), verdict(u.OursOverUpstream < 1, "< 1×"))
+	}
+	t.row("settled", formatSeconds(u.QuietSeconds), "")
+	t.row("writes / profile", fmt.Sprintf("%.4f (%d profile writes the API server served)", u.WritesPerProfile, u.APIServerProfileWrites), "")
+	if p := u.Propagation; p != nil {
+		t.row("propagation p50 / p99", fmt.Sprintf("%.0fms / %.0fms", p.P50Millis, p.P99Millis), "")
+	}
+	t.row("unbind, all gone", formatSeconds(u.UnbindSeconds), "")
+	t.row("peak RSS", fmt.Sprintf("%.0f MiB", u.PeakRSSMiB), "")
+	if ours := r.oursPeakRSS(); ours > 0 {
+		t.row("ours / upstream, peak RSS", fmt.Sprintf("%.2f×", ours/u.PeakRSSMiB), verdict(ours <= u.PeakRSSMiB, "≤ 1×"))
+	}
+}
+
+// oursPeakRSS is the highest peak RSS of this project's manager processes.
+func (r *results) oursPeakRSS() float64 {
+	peak := 0.0
+	for _, m := range r.Memory {
+		if m.Process != upstreamProcess {
+			peak = max(peak, m.PeakRSSMiB)
+		}
+	}
+	return peak
+}
+
+// printMemory prints each process's peaks and the heap per profile.
+func printMemory(t table, r *results) {
 	if len(r.Memory) > 0 {
-		t.section("Memory (per manager process)")
+		t.section("Memory (per process)")
 		for _, m := range r.Memory {
-			t.row(m.Process, fmt.Sprintf("peak RSS %.0f MiB, peak heap in use %.0f MiB", m.PeakRSSMiB, m.PeakHeapMiB), "")
+			line := fmt.Sprintf("peak RSS %.0f MiB (anonymous %.0f MiB)", m.PeakRSSMiB, m.PeakAnonMiB)
+			if m.PeakHeapMiB > 0 {
+				line += fmt.Sprintf(", peak heap in use %.0f MiB (%.1f KiB per profile)",
+					m.PeakHeapMiB, m.PeakHeapMiB*1024/float64(r.Profiles))
+			}
+			t.row(m.Process, line, "")
 		}
 	}
 	if r.ManagerLogs != "" {
-		t.row("manager logs", r.ManagerLogs, "")
+		t.row("logs", r.ManagerLogs, "")
 	}
 }
 

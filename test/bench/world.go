@@ -34,6 +34,7 @@ type world struct {
 	// status is, by cluster name, the status the mirror must write on each of
 	// the cluster's profiles.
 	status map[string]mirror.Status
+	bundle bundleWorld
 }
 
 // Claims a cluster may have; cluster i gets the first 3 + i%3 of them.
@@ -47,16 +48,21 @@ var claimNames = []string{
 
 var regions = []string{"eu-west", "eu-central", "us-east", "ap-south"}
 
-func newWorld(clusters, namespaces int) *world {
+func newWorld(cfg config) *world {
+	clusters, namespaces := cfg.clusters, cfg.namespaces
 	w := &world{
 		set:    utiltesting.MakeClusterSet(setName).Selector(metav1.LabelSelector{}).Obj(),
 		status: make(map[string]mirror.Status, clusters),
+		bundle: newBundleWorld(cfg.gates, clusters, cfg.msas),
 	}
 	for i := range namespaces {
 		w.namespaces = append(w.namespaces, fmt.Sprintf("bench-%03d", i))
 	}
 	for i := range clusters {
 		c := newCluster(i)
+		if cfg.gates["direct"] {
+			withClientConfig(c)
+		}
 		w.clusters = append(w.clusters, c)
 		// The mirror's own decision function says what it will write, so the
 		// floor writes and the observer expects exactly that.
@@ -111,8 +117,15 @@ func (w *world) create(ctx context.Context, c client.Client) error {
 	if err != nil {
 		return err
 	}
-	return forEach(ctx, setupWorkers, len(w.namespaces), func(ctx context.Context, i int) error {
-		b := boundBinding(w.namespaces[i])
+	if err := w.createBindings(ctx, c, w.namespaces); err != nil {
+		return err
+	}
+	return w.createBundle(ctx, c)
+}
+
+func (w *world) createBindings(ctx context.Context, c client.Client, namespaces []string) error {
+	return forEach(ctx, setupWorkers, len(namespaces), func(ctx context.Context, i int) error {
+		b := boundBinding(namespaces[i])
 		return createWithStatus(ctx, c, b.DeepCopy(), func(o *clusterv1beta2.ManagedClusterSetBinding) {
 			o.Status = *b.Status.DeepCopy()
 		})

@@ -34,3 +34,35 @@ func StatusListsAreMaps(crd *apiextensionsv1.CustomResourceDefinition) bool {
 	}
 	return false
 }
+
+// TrimSchema keeps, of a ClusterProfile CRD's schemas, only what
+// StatusListsAreMaps reads: each version's name and, under status, the list
+// type of the shared lists. The whole schema is tens of kilobytes, and the
+// answer is read before every status write, so the cache holds this instead.
+func TrimSchema(crd *apiextensionsv1.CustomResourceDefinition) {
+	for i, version := range crd.Spec.Versions {
+		trimmed := apiextensionsv1.CustomResourceDefinitionVersion{
+			Name: version.Name, Served: version.Served, Storage: version.Storage,
+		}
+		if version.Schema != nil && version.Schema.OpenAPIV3Schema != nil {
+			trimmed.Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: trimStatus(*version.Schema.OpenAPIV3Schema)}
+		}
+		crd.Spec.Versions[i] = trimmed
+	}
+}
+
+func trimStatus(root apiextensionsv1.JSONSchemaProps) *apiextensionsv1.JSONSchemaProps {
+	out := &apiextensionsv1.JSONSchemaProps{Type: root.Type}
+	status, ok := root.Properties["status"]
+	if !ok {
+		return out
+	}
+	lists := map[string]apiextensionsv1.JSONSchemaProps{}
+	for _, name := range statusLists {
+		if list, ok := status.Properties[name]; ok {
+			lists[name] = apiextensionsv1.JSONSchemaProps{Type: list.Type, XListType: list.XListType, XListMapKeys: list.XListMapKeys}
+		}
+	}
+	out.Properties = map[string]apiextensionsv1.JSONSchemaProps{"status": {Type: status.Type, Properties: lists}}
+	return out
+}
