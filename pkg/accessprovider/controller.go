@@ -8,6 +8,7 @@ package accessprovider
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/klog/v2"
@@ -37,6 +38,8 @@ type Reconciler struct {
 	source      Source
 	managerName string
 	writer      *clusterprofile.Writer
+	unserved    *unservedSince
+	now         func() time.Time
 }
 
 // NewReconciler builds the controller of one source, reading (the cache)
@@ -48,6 +51,8 @@ func NewReconciler(c client.Client, source Source, managerName string) *Reconcil
 		source:      source,
 		managerName: managerName,
 		writer:      clusterprofile.NewWriter(source.Writer(), c),
+		unserved:    newUnservedSince(),
+		now:         time.Now,
 	}
 }
 
@@ -67,31 +72,38 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	profile, err := r.writer.Get(ctx, r.client, req.NamespacedName)
 	if err != nil || profile == nil {
+		r.unserved.forget(req.NamespacedName)
 		return ctrl.Result{}, err
 	}
-	want, err := r.desired(ctx, profile)
+	served, err := r.members.ServesProfile(ctx, profile, r.managerName)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	// A profile the hub does not publish gets nothing, whatever it says.
+	var want Desired
+	if served {
+		r.unserved.forget(req.NamespacedName)
+		if want, err = r.source.Desired(ctx, profile); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	write, err := r.writer.Plan(ctx, profile, profilewrite.Desire{Status: want.status(profile)})
 	if err != nil || write == nil {
 		ctrl.LoggerFrom(ctx).V(4).Info("Access provider entry up to date", "entry", r.entryName())
 		return ctrl.Result{}, err
 	}
+	if !served && profilewrite.WrittenBy(profile, clusterprofile.MirrorFieldManager) {
+		if wait := r.unserved.wait(req.NamespacedName, r.now()); wait > 0 {
+			ctrl.LoggerFrom(ctx).V(4).Info("Leaving the entry to go with the profile, which the mirror deletes",
+				"entry", r.entryName(), "withdrawIn", wait)
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
+	}
+	r.unserved.forget(req.NamespacedName)
 	ctrl.LoggerFrom(ctx).V(2).Info("Writing access provider entry",
 		"clusterProfile", klog.KObj(profile), "entry", r.entryName(), "present", want.Entry != nil)
 	_, err = r.writer.Execute(ctx, write)
 	return clusterprofile.ResultFor(ctx, err)
-}
-
-// desired is the source's entry on a profile the hub publishes, and nothing
-// on any other.
-func (r *Reconciler) desired(ctx context.Context, profile *cpv1alpha1.ClusterProfile) (Desired, error) {
-	served, err := r.members.ServesProfile(ctx, profile, r.managerName)
-	if err != nil || !served {
-		return Desired{}, err
-	}
-	return r.source.Desired(ctx, profile)
 }
 
 func (r *Reconciler) entryName() string { return r.source.Writer().AccessProviders[0] }

@@ -3,6 +3,7 @@ package accessprovider
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
@@ -117,5 +119,50 @@ func TestReconcileOfAProfileThatIsGone(t *testing.T) {
 	r := NewReconciler(c, &Direct{Reader: c, Name: "direct"}, testManager)
 	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "c1"}}); err != nil {
 		t.Fatalf("Reconcile: %v", err)
+	}
+}
+
+// TestAnEntryGoesWithAProfileTheMirrorDeletes: on a profile the mirror wrote
+// and no namespace serves any more, the entry waits withdrawGrace for the
+// mirror's deletion instead of costing a write; if the profile is still
+// there after it, the entry is withdrawn.
+func TestAnEntryGoesWithAProfileTheMirrorDeletes(t *testing.T) {
+	ctx := context.Background()
+	profile := withEntries(utiltesting.MakeClusterProfile("unbound", "c1", testManager).Obj(), directEntry())
+	profile.ManagedFields = []metav1.ManagedFieldsEntry{{
+		Manager: clusterprofile.MirrorFieldManager, Operation: metav1.ManagedFieldsOperationApply,
+		APIVersion: cpv1alpha1.GroupVersion.String(), FieldsType: "FieldsV1",
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:displayName":{}}}`)},
+	}}
+	c := utiltesting.FakeClientBuilder(append(servedWorld(), profile)...).WithReturnManagedFields().Build()
+	now := time.Now()
+	r := NewReconciler(c, &Direct{Reader: c, Name: "direct"}, testManager)
+	r.now = func() time.Time { return now }
+	key := client.ObjectKeyFromObject(profile)
+
+	for _, step := range []struct {
+		after       time.Duration
+		wantRequeue time.Duration
+		wantEntries []cpv1alpha1.AccessProvider
+	}{
+		{after: 0, wantRequeue: withdrawGrace, wantEntries: []cpv1alpha1.AccessProvider{directEntry()}},
+		{after: withdrawGrace / 2, wantRequeue: withdrawGrace / 2, wantEntries: []cpv1alpha1.AccessProvider{directEntry()}},
+		{after: withdrawGrace / 2, wantRequeue: 0, wantEntries: nil},
+	} {
+		now = now.Add(step.after)
+		result, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+		if err != nil {
+			t.Fatalf("Reconcile: %v", err)
+		}
+		got := &cpv1alpha1.ClusterProfile{}
+		if err := c.Get(ctx, key, got); err != nil {
+			t.Fatal(err)
+		}
+		if result.RequeueAfter != step.wantRequeue {
+			t.Errorf("after %s more: RequeueAfter = %s, want %s", step.after, result.RequeueAfter, step.wantRequeue)
+		}
+		if diff := cmp.Diff(step.wantEntries, got.Status.AccessProviders); diff != "" {
+			t.Errorf("after %s more: entries (-want +got):\n%s", step.after, diff)
+		}
 	}
 }

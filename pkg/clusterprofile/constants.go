@@ -21,6 +21,10 @@ const (
 	// ControlPlaneHealthy and the agent's AllNodesHealthy (pkg/agentapi).
 	ConditionJoined = "Joined"
 
+	// MirrorFieldManager is the mirror's field manager (pkg/mirror): the
+	// profiles it wrote are the ones it deletes when no namespace serves them.
+	MirrorFieldManager = FieldManagerPrefix + "mirror"
+
 	// CRDName is the name of the ClusterProfile CustomResourceDefinition.
 	CRDName = "clusterprofiles.multicluster.x-k8s.io"
 )

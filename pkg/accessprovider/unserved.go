@@ -1,0 +1,45 @@
+package accessprovider
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// withdrawGrace is how long a source leaves its entry on a profile that no
+// namespace serves any more but that the mirror wrote. The mirror deletes
+// such a profile, so withdrawing first would cost a write on every profile
+// of an unbound namespace, racing the deletion. Past the grace (the mirror
+// off, passive or failing), the entry is withdrawn all the same.
+const withdrawGrace = 10 * time.Second
+
+// unservedSince remembers when each profile was first found unserved.
+type unservedSince struct {
+	mu    sync.Mutex
+	since map[types.NamespacedName]time.Time
+}
+
+func newUnservedSince() *unservedSince {
+	return &unservedSince{since: map[types.NamespacedName]time.Time{}}
+}
+
+// wait is how much longer to leave the entry on the profile; 0 means
+// withdraw now.
+func (u *unservedSince) wait(key types.NamespacedName, now time.Time) time.Duration {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	since, seen := u.since[key]
+	if !seen {
+		u.since[key] = now
+		return withdrawGrace
+	}
+	return max(withdrawGrace-now.Sub(since), 0)
+}
+
+// forget drops a profile that is served again, withdrawn from or gone.
+func (u *unservedSince) forget(key types.NamespacedName) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	delete(u.since, key)
+}
