@@ -11,6 +11,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/intern"
 )
 
 // lastAppliedAnnotation is kubectl's copy of a whole object, which nothing
@@ -23,7 +24,7 @@ const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 // reads (see trimObjects).
 func cacheOptions() cache.Options {
 	return cache.Options{
-		DefaultTransform: trimObjects(),
+		DefaultTransform: trimObjects(intern.NewBytes()),
 		ByObject: map[client.Object]cache.ByObject{
 			&apiextensionsv1.CustomResourceDefinition{}: {
 				Field: fields.OneTermEqualSelector("metadata.name", clusterprofile.CRDName),
@@ -33,15 +34,15 @@ func cacheOptions() cache.Options {
 }
 
 // trimObjects drops, before an object enters the cache: managedFields
-// (except this project's own on ClusterProfiles: the no-op check reads
-// them), kubectl's last-applied annotation, the capacity and allocatable
+// (except this project's own on ClusterProfiles, compacted: the no-op check
+// reads them; clusterprofile.Compact), kubectl's last-applied annotation, the capacity and allocatable
 // lists of ManagedClusters (the agent reports node facts as claims), and all
 // of the ClusterProfile CRD's schema but the status list types (the one
 // thing read of it, before every status write: profilewrite.TrimSchema).
-func trimObjects() toolscache.TransformFunc {
-	managedFields := clusterprofile.TrimManagedFields()
+func trimObjects(shared *intern.Bytes) toolscache.TransformFunc {
+	compact := clusterprofile.CacheTransform(shared)
 	return func(in any) (any, error) {
-		out, err := managedFields(in)
+		out, err := compact(in)
 		if err != nil {
 			return out, err
 		}
@@ -53,6 +54,11 @@ func trimObjects() toolscache.TransformFunc {
 		switch obj := out.(type) {
 		case *clusterv1.ManagedCluster:
 			obj.Status.Capacity, obj.Status.Allocatable = nil, nil
+			// The direct access entries on the cluster's profiles share it.
+			for i := range obj.Spec.ManagedClusterClientConfigs {
+				config := &obj.Spec.ManagedClusterClientConfigs[i]
+				config.CABundle = shared.Intern(config.CABundle)
+			}
 		case *apiextensionsv1.CustomResourceDefinition:
 			profilewrite.TrimSchema(obj)
 		}

@@ -11,6 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/intern"
 )
 
 func conditionsList(description string) apiextensionsv1.JSONSchemaProps {
@@ -69,7 +71,7 @@ func TestTrimObjects(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := trimObjects()(tc.in)
+			got, err := trimObjects(intern.NewBytes())(tc.in)
 			if err != nil {
 				t.Fatal(err)
 			}

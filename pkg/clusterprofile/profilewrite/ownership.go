@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"unique"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -28,39 +29,123 @@ type Ownership struct {
 // OwnershipOf reads the Apply entries of manager for the main resource
 // (subresource "") and for the status subresource.
 func OwnershipOf(obj metav1.Object, manager string) (Ownership, error) {
-	own := Ownership{
-		Labels: sets.New[string](), Annotations: sets.New[string](), Spec: sets.New[string](),
-		Conditions: sets.New[string](), Properties: sets.New[string](), AccessProviders: sets.New[string](),
-	}
+	own := newOwnership()
 	for _, entry := range obj.GetManagedFields() {
 		if entry.Manager != manager || entry.Operation != metav1.ManagedFieldsOperationApply || entry.FieldsV1 == nil {
 			continue
 		}
-		set := &fieldpath.Set{}
-		if err := set.FromJSON(bytes.NewReader(entry.FieldsV1.Raw)); err != nil {
+		entryOwn, err := entryOwnership(entry)
+		if err != nil {
 			return own, fmt.Errorf("reading managedFields of %s for %s: %w", manager, obj.GetName(), err)
 		}
-		switch entry.Subresource {
-		case "":
-			metadata := child(set, "metadata")
-			own.Labels = own.Labels.Union(fieldNames(child(metadata, "labels")))
-			own.Annotations = own.Annotations.Union(fieldNames(child(metadata, "annotations")))
-			spec := child(set, "spec")
-			if has(spec, "displayName") {
-				own.Spec.Insert("displayName")
-			}
-			if has(child(spec, "clusterManager"), "name") {
-				own.Spec.Insert("clusterManager.name")
-			}
-		case "status":
-			status := child(set, "status")
-			own.Version = own.Version || has(child(status, "version"), "kubernetes")
-			own.Conditions = own.Conditions.Union(listMapKeys(child(status, "conditions"), "type"))
-			own.Properties = own.Properties.Union(listMapKeys(child(status, "properties"), "name"))
-			own.AccessProviders = own.AccessProviders.Union(listMapKeys(child(status, "accessProviders"), "name"))
-		}
+		own = own.union(entryOwn)
 	}
 	return own, nil
+}
+
+func newOwnership() Ownership {
+	return Ownership{
+		Labels: sets.New[string](), Annotations: sets.New[string](), Spec: sets.New[string](),
+		Conditions: sets.New[string](), Properties: sets.New[string](), AccessProviders: sets.New[string](),
+	}
+}
+
+func (o Ownership) union(other Ownership) Ownership {
+	return Ownership{
+		Labels: o.Labels.Union(other.Labels), Annotations: o.Annotations.Union(other.Annotations),
+		Spec: o.Spec.Union(other.Spec), Version: o.Version || other.Version,
+		Conditions: o.Conditions.Union(other.Conditions), Properties: o.Properties.Union(other.Properties),
+		AccessProviders: o.AccessProviders.Union(other.AccessProviders),
+	}
+}
+
+// entryOwnership reads one entry of the main resource or of status.
+func entryOwnership(entry metav1.ManagedFieldsEntry) (Ownership, error) {
+	own := newOwnership()
+	set := &fieldpath.Set{}
+	if err := set.FromJSON(bytes.NewReader(entry.FieldsV1.Raw)); err != nil {
+		return own, err
+	}
+	switch entry.Subresource {
+	case "":
+		metadata := child(set, "metadata")
+		own.Labels = fieldNames(child(metadata, "labels"))
+		own.Annotations = fieldNames(child(metadata, "annotations"))
+		spec := child(set, "spec")
+		if has(spec, "displayName") {
+			own.Spec.Insert("displayName")
+		}
+		if has(child(spec, "clusterManager"), "name") {
+			own.Spec.Insert("clusterManager.name")
+		}
+	case "status":
+		status := child(set, "status")
+		own.Version = has(child(status, "version"), "kubernetes")
+		own.Conditions = listMapKeys(child(status, "conditions"), "type")
+		own.Properties = listMapKeys(child(status, "properties"), "name")
+		own.AccessProviders = listMapKeys(child(status, "accessProviders"), "name")
+	}
+	return own, nil
+}
+
+// CompactEntry rewrites a managedFields entry to hold only what this
+// package reads of it: who wrote, how, to which subresource and, of an Apply
+// entry, which labels, annotations and spec fields, and which status entries
+// (by key, without their subfields) it owns. The time and API version go.
+// The cache keeps this project's own entries so: a fraction of the memory,
+// the same answers from OwnershipOf and WrittenBy. A set that cannot be read
+// is kept whole, for OwnershipOf to report.
+func CompactEntry(entry metav1.ManagedFieldsEntry) metav1.ManagedFieldsEntry {
+	out := metav1.ManagedFieldsEntry{
+		Manager:   unique.Make(entry.Manager).Value(),
+		Operation: metav1.ManagedFieldsOperationType(unique.Make(string(entry.Operation)).Value()),
+		// Interned: every profile carries the same few managers and subresources.
+		Subresource: unique.Make(entry.Subresource).Value(),
+	}
+	if entry.Operation != metav1.ManagedFieldsOperationApply || entry.FieldsV1 == nil {
+		return out // OwnershipOf reads Apply entries only
+	}
+	own, err := entryOwnership(entry)
+	if err != nil {
+		return entry
+	}
+	raw, err := own.fieldSet().ToJSON()
+	if err != nil {
+		return entry
+	}
+	out.FieldsType, out.FieldsV1 = "FieldsV1", &metav1.FieldsV1{Raw: raw}
+	return out
+}
+
+// fieldSet is the smallest field set OwnershipOf reads o from.
+func (o Ownership) fieldSet() *fieldpath.Set {
+	var paths []fieldpath.Path
+	add := func(parts ...any) { paths = append(paths, fieldpath.MakePathOrDie(parts...)) }
+	for _, name := range sets.List(o.Labels) {
+		add("metadata", "labels", name)
+	}
+	for _, name := range sets.List(o.Annotations) {
+		add("metadata", "annotations", name)
+	}
+	if o.Spec.Has("displayName") {
+		add("spec", "displayName")
+	}
+	if o.Spec.Has("clusterManager.name") {
+		add("spec", "clusterManager", "name")
+	}
+	if o.Version {
+		add("status", "version", "kubernetes")
+	}
+	for _, t := range sets.List(o.Conditions) {
+		add("status", "conditions", fieldpath.KeyByFields("type", t))
+	}
+	for _, name := range sets.List(o.Properties) {
+		add("status", "properties", fieldpath.KeyByFields("name", name))
+	}
+	for _, name := range sets.List(o.AccessProviders) {
+		add("status", "accessProviders", fieldpath.KeyByFields("name", name))
+	}
+	return fieldpath.NewSet(paths...)
 }
 
 // WrittenBy tells whether manager has a managedFields entry on obj, for any
