@@ -88,7 +88,7 @@ func sourceCapability(name string, gate featuregate.Feature, identity profilewri
 // teardown withdraws a disabled source's entries.
 func teardown(ctx context.Context, mgr ctrl.Manager, identity profilewrite.Writer) error {
 	log := ctrl.Log.WithName("access-provider-teardown").WithValues("entry", identity.AccessProviders[0])
-	withdrawn, err := Withdraw(ctx, mgr.GetAPIReader(), mgr.GetClient(), identity)
+	withdrawn, err := withdrawEntries(ctx, mgr.GetAPIReader(), mgr.GetClient(), identity)
 	if withdrawn > 0 {
 		log.Info("Withdrew the entries of a disabled access provider", "profiles", withdrawn)
 	}

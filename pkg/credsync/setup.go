@@ -2,7 +2,6 @@ package credsync
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -176,7 +175,7 @@ func Capability(opts Options) capability.Capability {
 // Teardown deletes every copy this syncer wrote, so that no token copy
 // outlives the sync that keeps it current and revocable.
 func Teardown(ctx context.Context, mgr ctrl.Manager) error {
-	deleted, err := Withdraw(ctx, mgr.GetAPIReader(), mgr.GetClient())
+	deleted, err := deleteCopies(ctx, mgr.GetAPIReader(), mgr.GetClient())
 	if deleted > 0 {
 		ctrl.Log.WithName("credsync-teardown").Info("Deleted the synced token Secrets of the disabled syncer", "deleted", deleted)
 	}
@@ -187,32 +186,18 @@ func Teardown(ctx context.Context, mgr ctrl.Manager) error {
 	return err
 }
 
-// withdrawPage bounds each list of copies.
-const withdrawPage = 500
-
-// Withdraw deletes every copy this syncer wrote. reader must not be a cache.
-func Withdraw(ctx context.Context, reader client.Reader, writer client.Writer) (int, error) {
-	deleted := 0
-	var errs []error
-	list := &corev1.SecretList{}
-	for more := true; more; more = list.Continue != "" {
-		if err := reader.List(ctx, list, client.MatchingLabelsSelector{Selector: syncedCopies()},
-			client.Limit(withdrawPage), client.Continue(list.Continue)); err != nil {
-			return deleted, fmt.Errorf("listing synced Secrets: %w", err)
+// deleteCopies deletes every copy this syncer wrote. reader must not be a cache.
+func deleteCopies(ctx context.Context, reader client.Reader, writer client.Writer) (int, error) {
+	return capability.EachListed(ctx, reader, &corev1.SecretList{}, func(ctx context.Context, obj client.Object) (bool, error) {
+		secret := obj.(*corev1.Secret)
+		if _, _, ours := SourceOf(secret); !ours {
+			return false, nil
 		}
-		for i := range list.Items {
-			secret := &list.Items[i]
-			if _, _, ours := SourceOf(secret); !ours {
-				continue
-			}
-			err := client.IgnoreNotFound(writer.Delete(ctx, secret, client.Preconditions{UID: &secret.UID}))
-			metrics.SyncedSecretWrite(metrics.OpDelete, err)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("deleting synced Secret %s/%s: %w", secret.Namespace, secret.Name, err))
-				continue
-			}
-			deleted++
+		err := client.IgnoreNotFound(writer.Delete(ctx, secret, client.Preconditions{UID: &secret.UID}))
+		metrics.SyncedSecretWrite(metrics.OpDelete, err)
+		if err != nil {
+			return false, fmt.Errorf("deleting synced Secret %s/%s: %w", secret.Namespace, secret.Name, err)
 		}
-	}
-	return deleted, errors.Join(errs...)
+		return true, nil
+	}, client.MatchingLabelsSelector{Selector: syncedCopies()})
 }

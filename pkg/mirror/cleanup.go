@@ -2,8 +2,6 @@ package mirror
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
@@ -45,42 +43,27 @@ func Teardown(ctx context.Context, mgr ctrl.Manager, managerName string) error {
 		log.Info("Not deleting ClusterProfiles while OCM's built-in mirror is enabled (or its state unknown)", "error", err)
 		return err
 	}
-	deleted, err := Cleanup(ctx, mgr.GetAPIReader(), clusterprofile.NewWriter(Writer, mgr.GetClient()), managerName)
+	deleted, err := deletePublished(ctx, mgr.GetAPIReader(), clusterprofile.NewWriter(Writer, mgr.GetClient()), managerName)
 	if deleted > 0 {
 		log.Info("Deleted the ClusterProfiles this mirror had published", "deleted", deleted)
 	}
 	return err
 }
 
-// cleanupPage bounds each list: a hub may hold tens of thousands of profiles.
-const cleanupPage = 500
-
-// Cleanup deletes the profiles this mirror published for managerName: those
-// of that manager that carry the mirror's field manager. Profiles of other
-// managers, or of the same manager name written only by someone else (such
-// as OCM's built-in mirror), are left alone. reader must return
-// managedFields (an API reader, not the cache).
-func Cleanup(ctx context.Context, reader client.Reader, writer *clusterprofile.Writer, managerName string) (int, error) {
-	deleted := 0
-	var errs []error
-	list := &cpv1alpha1.ClusterProfileList{}
-	for more := true; more; more = list.Continue != "" {
-		err := reader.List(ctx, list, client.MatchingLabels{clusterprofile.LabelClusterManager: managerName},
-			client.Limit(cleanupPage), client.Continue(list.Continue))
-		if err != nil {
-			return deleted, fmt.Errorf("listing ClusterProfiles of %s: %w", managerName, err)
+// deletePublished deletes the profiles this mirror published for
+// managerName: those of that manager that carry the mirror's field manager.
+// Profiles of other managers, or of the same manager name written only by
+// someone else (such as OCM's built-in mirror), are left alone. reader must
+// return managedFields (an API reader, not the cache).
+func deletePublished(ctx context.Context, reader client.Reader, writer *clusterprofile.Writer, managerName string) (int, error) {
+	return capability.EachListed(ctx, reader, &cpv1alpha1.ClusterProfileList{}, func(ctx context.Context, obj client.Object) (bool, error) {
+		p := obj.(*cpv1alpha1.ClusterProfile)
+		if !managedBy(p, managerName) || !profilewrite.WrittenBy(p, FieldManager) {
+			return false, nil
 		}
-		for i := range list.Items {
-			p := &list.Items[i]
-			if !managedBy(p, managerName) || !profilewrite.WrittenBy(p, FieldManager) {
-				continue
-			}
-			if err := writer.Delete(ctx, p); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			deleted++
+		if err := writer.Delete(ctx, p); err != nil {
+			return false, err
 		}
-	}
-	return deleted, errors.Join(errs...)
+		return true, nil
+	}, client.MatchingLabels{clusterprofile.LabelClusterManager: managerName})
 }
