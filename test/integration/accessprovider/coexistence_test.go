@@ -5,15 +5,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 )
@@ -65,44 +70,44 @@ func TestBothProvidersTheMirrorAndAThirdWriterCoexist(t *testing.T) {
 	stop()
 	framework.StartManager(t, env, framework.ManagerOptions{Gates: gates})
 
-	want := statusView{
-		Version:    "v1.31.0",
+	want := cpv1alpha1.ClusterProfileStatus{
+		Version:    cpv1alpha1.ClusterVersion{Kubernetes: "v1.31.0"},
 		Properties: []cpv1alpha1.Property{{Name: "region", Value: "us"}},
-		Conditions: map[string]metav1.ConditionStatus{"ControlPlaneHealthy": metav1.ConditionTrue, "Joined": metav1.ConditionTrue,
-			"ClusterProxyAccess": metav1.ConditionTrue, "ThirdPartyReady": metav1.ConditionTrue},
-		AccessProviders: map[string]string{
-			"open-cluster-management":        "https://cluster-proxy-addon-user.open-cluster-management-addon:9092/coexist-c1 CA-2",
-			"open-cluster-management-direct": "https://api2.coexist.example.com CA-D",
-			"example-provider":               "https://example.invalid ",
+		Conditions: []metav1.Condition{
+			{Type: "ClusterProxyAccess", Status: metav1.ConditionTrue, Reason: "UserServerConfigured",
+				Message: "Reachable through cluster-proxy's user server at https://cluster-proxy-addon-user.open-cluster-management-addon:9092/coexist-c1"},
+			{Type: "ControlPlaneHealthy", Status: metav1.ConditionTrue, Reason: "ManagedClusterAvailable",
+				Message: "Managed cluster is available"},
+			{Type: "Joined", Status: metav1.ConditionTrue, Reason: "ManagedClusterJoined", Message: "Managed cluster joined"},
+			{Type: "ThirdPartyReady", Status: metav1.ConditionTrue, Reason: "Checked"},
+		},
+		AccessProviders: []cpv1alpha1.AccessProvider{
+			{Name: "example-provider", Cluster: clientcmdv1.Cluster{Server: "https://example.invalid"}},
+			{Name: "open-cluster-management", Cluster: clientcmdv1.Cluster{
+				Server:                   "https://cluster-proxy-addon-user.open-cluster-management-addon:9092/coexist-c1",
+				CertificateAuthorityData: []byte("CA-2"), Extensions: execExtension("coexist-c1")}},
+			{Name: "open-cluster-management-direct", Cluster: clientcmdv1.Cluster{
+				Server: "https://api2.coexist.example.com", CertificateAuthorityData: []byte("CA-D"), Extensions: execExtension("coexist-c1")}},
 		},
 	}
-	NewWithT(t).Eventually(func(g Gomega) statusView {
-		return viewStatus(getProfile(g, ctx, "coexist-ns", "coexist-c1"))
-	}, framework.Timeout, framework.Interval).Should(Equal(want))
-	NewWithT(t).Consistently(func(g Gomega) statusView {
-		return viewStatus(getProfile(g, ctx, "coexist-ns", "coexist-c1"))
-	}, 2*time.Second, 100*time.Millisecond).Should(Equal(want))
+	// The writers' entries and conditions, whole; the order of a list-map's
+	// items and the transition times are the API server's business.
+	opts := cmp.Options{
+		cmpopts.SortSlices(func(a, b metav1.Condition) bool { return a.Type < b.Type }),
+		cmpopts.SortSlices(func(a, b cpv1alpha1.AccessProvider) bool { return a.Name < b.Name }),
+		cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime"),
+	}
+	diff := func(g Gomega) string {
+		return cmp.Diff(want, getProfile(g, ctx, "coexist-ns", "coexist-c1").Status, opts)
+	}
+	NewWithT(t).Eventually(diff, framework.Timeout, framework.Interval).Should(BeEmpty())
+	NewWithT(t).Consistently(diff, 2*time.Second, 100*time.Millisecond).Should(BeEmpty())
 }
 
-// statusView is a profile's status as the writers left it: entries by name
-// (server and CA), conditions by type (status).
-type statusView struct {
-	Version         string
-	Properties      []cpv1alpha1.Property
-	Conditions      map[string]metav1.ConditionStatus
-	AccessProviders map[string]string
-}
-
-func viewStatus(p *cpv1alpha1.ClusterProfile) statusView {
-	v := statusView{Version: p.Status.Version.Kubernetes, Properties: p.Status.Properties,
-		Conditions: map[string]metav1.ConditionStatus{}, AccessProviders: map[string]string{}}
-	for _, c := range p.Status.Conditions {
-		v.Conditions[c.Type] = c.Status
-	}
-	for _, ap := range p.Status.AccessProviders {
-		v.AccessProviders[ap.Name] = ap.Cluster.Server + " " + string(ap.Cluster.CertificateAuthorityData)
-	}
-	return v
+// execExtension is the exec extension both entries carry for cp-creds.
+func execExtension(cluster string) []clientcmdv1.NamedExtension {
+	return []clientcmdv1.NamedExtension{{Name: cpcreds.ExecExtensionName,
+		Extension: runtime.RawExtension{Raw: []byte(`{"clusterName":"` + cluster + `"}`)}}}
 }
 
 func TestTurningAGateOffWithdrawsOnlyThatEntry(t *testing.T) {
