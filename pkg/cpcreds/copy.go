@@ -25,6 +25,19 @@ func SyncedFromValue(cluster, msa string) string {
 	return "sha256-" + hex.EncodeToString(sum[:])[:48]
 }
 
+// CopySource tells which cluster and ManagedServiceAccount a synced copy
+// holds the token of. ok is true only when all of a copy's marks agree:
+// both source annotations, and the synced-from label with the value the
+// syncer writes for that pair. It is the one rule of what a copy is: the
+// syncer manages, repairs and deletes only such Secrets, and CheckCopy
+// accepts exactly these when they name the pair asked for.
+func CopySource(secret *corev1.Secret) (cluster, msa string, ok bool) {
+	cluster, hasCluster := secret.Annotations[AnnotationSourceCluster]
+	msa, hasMSA := secret.Annotations[AnnotationSourceManagedServiceAccount]
+	label, hasLabel := secret.Labels[LabelSyncedFrom]
+	return cluster, msa, hasCluster && hasMSA && hasLabel && label == SyncedFromValue(cluster, msa)
+}
+
 // CheckCopy tells whether secret is the credential syncer's copy of msa's
 // token for cluster: it carries the synced-from label with the value the
 // syncer writes for that pair, and both source annotations name exactly that

@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
@@ -256,7 +257,7 @@ func wrap(err error, verb string, s *corev1.Secret) error {
 }
 
 func describeHolder(holder *corev1.Secret) string {
-	if cluster, msa, ok := SourceOf(holder); ok {
+	if cluster, msa, ok := cpcreds.CopySource(holder); ok {
 		return fmt.Sprintf("the token of cluster %q and ManagedServiceAccount %q", cluster, msa)
 	}
 	return "a Secret that is not a synced token"

@@ -62,11 +62,3 @@ func desiredCopy(profile *cpv1alpha1.ClusterProfile, cluster string, s Source) *
 		Data: data,
 	}
 }
-
-// SourceOf tells which cluster and ManagedServiceAccount a synced copy holds
-// the token of; ok is false for Secrets this syncer did not write.
-func SourceOf(secret *corev1.Secret) (cluster, msa string, ok bool) {
-	cluster, hasCluster := secret.Annotations[cpcreds.AnnotationSourceCluster]
-	msa, hasMSA := secret.Annotations[cpcreds.AnnotationSourceManagedServiceAccount]
-	return cluster, msa, hasCluster && hasMSA && secret.Labels[LabelSyncedFrom] != ""
-}

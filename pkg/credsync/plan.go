@@ -51,7 +51,7 @@ func planCopies(cluster string, desired []*corev1.Secret, inNamespace []*corev1.
 		}
 	}
 	for _, current := range inNamespace {
-		if c, _, ok := SourceOf(current); ok && c == cluster && !wanted[current.Name] {
+		if c, _, ok := cpcreds.CopySource(current); ok && c == cluster && !wanted[current.Name] {
 			steps = append(steps, copyStep{remove: current})
 		}
 	}
@@ -73,8 +73,8 @@ func (s copyStep) name() string {
 }
 
 func sameSource(a, b *corev1.Secret) bool {
-	ac, am, aok := SourceOf(a)
-	bc, bm, bok := SourceOf(b)
+	ac, am, aok := cpcreds.CopySource(a)
+	bc, bm, bok := cpcreds.CopySource(b)
 	return aok && bok && ac == bc && am == bm
 }
 

@@ -24,6 +24,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
@@ -55,7 +56,7 @@ func IndexCopy(obj client.Object) []string {
 	if !ok {
 		return nil
 	}
-	if cluster, _, ok := SourceOf(secret); ok {
+	if cluster, _, ok := cpcreds.CopySource(secret); ok {
 		return []string{copyKey(secret.Namespace, cluster)}
 	}
 	return nil
@@ -146,7 +147,7 @@ func (m *keyMapper) ofCopy(_ context.Context, obj client.Object) []reconcile.Req
 	if !ok {
 		return nil
 	}
-	cluster, _, ok := SourceOf(secret)
+	cluster, _, ok := cpcreds.CopySource(secret)
 	if !ok {
 		return nil
 	}
@@ -190,7 +191,7 @@ func Teardown(ctx context.Context, mgr ctrl.Manager) error {
 func deleteCopies(ctx context.Context, reader client.Reader, writer client.Writer) (int, error) {
 	return capability.EachListed(ctx, reader, &corev1.SecretList{}, func(ctx context.Context, obj client.Object) (bool, error) {
 		secret := obj.(*corev1.Secret)
-		if _, _, ours := SourceOf(secret); !ours {
+		if _, _, ours := cpcreds.CopySource(secret); !ours {
 			return false, nil
 		}
 		err := client.IgnoreNotFound(writer.Delete(ctx, secret, client.Preconditions{UID: &secret.UID}))
