@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
@@ -186,11 +187,11 @@ func TestPodDisruptionBudgetMatchesTheDeployment(t *testing.T) {
 	}{
 		"default budget": {
 			values: map[string]any{"replicas": 3},
-			want:   policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptrTo(intstr.FromInt32(1))},
+			want:   policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1))},
 		},
 		"minAvailable wins": {
 			values: map[string]any{"replicas": 3, "podDisruptionBudget": map[string]any{"minAvailable": "50%"}},
-			want:   policyv1.PodDisruptionBudgetSpec{MinAvailable: ptrTo(intstr.FromString("50%"))},
+			want:   policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromString("50%"))},
 		},
 	}
 	for name, tc := range cases {
@@ -209,8 +210,6 @@ func TestPodDisruptionBudgetMatchesTheDeployment(t *testing.T) {
 		})
 	}
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // peer is a source of traffic to the manager's pods.
 type peer struct {

@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/addon"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agent"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agent/agenttest"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
@@ -402,13 +403,8 @@ func (readCloser) Close() error { return nil }
 // agent's identity has: its own ManagedClusterAddOn's status, nothing else.
 func grantAddonStatus(ctx context.Context, t *testing.T, namespace, user string) {
 	t.Helper()
-	role := &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: agentapi.AddonName + "-agent"},
-		Rules: []rbacv1.PolicyRule{{
-			APIGroups: []string{addonv1beta1.GroupName}, Resources: []string{"managedclusteraddons/status"},
-			ResourceNames: []string{agentapi.AddonName}, Verbs: []string{"get", "patch", "update"},
-		}},
-	}
+	role := addon.HubRole()
+	role.Namespace = namespace
 	binding := &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: agentapi.AddonName + "-agent"},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},

@@ -6,10 +6,10 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
@@ -81,7 +81,7 @@ func TestABindingThatOptsOutPublishesNothing(t *testing.T) {
 
 	profileExists := func(g Gomega) bool {
 		err := c.Get(ctx, keyOf("optout-placement", "optout-c1"), &cpv1alpha1.ClusterProfile{})
-		g.Expect(ignoreNotFound(err)).To(Succeed())
+		g.Expect(client.IgnoreNotFound(err)).To(Succeed())
 		return err == nil
 	}
 	NewWithT(t).Consistently(profileExists, 2*time.Second, 100*time.Millisecond).Should(BeFalse())
@@ -154,11 +154,4 @@ func TestAFreedNameGetsItsCopy(t *testing.T) {
 		return string(s.Data["token"])
 	}, 10*time.Second, framework.Interval).Should(Equal("token-1"))
 	t.Logf("the copy appeared %s after its name was freed", time.Since(freed).Round(time.Millisecond))
-}
-
-func ignoreNotFound(err error) error {
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
 }
