@@ -77,6 +77,3 @@ func (g gates) String() string {
 	}
 	return strings.Join(on, "+")
 }
-
-// access tells whether any access provider runs.
-func (g gates) access() bool { return g["proxy"] || g["direct"] }
