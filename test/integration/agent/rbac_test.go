@@ -57,7 +57,9 @@ func TestTheAgentWorksWithItsOwnRightsAndNoMore(t *testing.T) {
 	if _, err := managedKube.CoordinationV1().Leases(addonNamespace).Create(ctx, other, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = managedKube.CoordinationV1().Leases(addonNamespace).Delete(context.Background(), other.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = managedKube.CoordinationV1().Leases(addonNamespace).Delete(context.Background(), other.Name, metav1.DeleteOptions{})
+	})
 	claims, err := clusterclientset.NewForConfig(asAgent)
 	if err != nil {
 		t.Fatal(err)
