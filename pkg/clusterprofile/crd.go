@@ -27,7 +27,10 @@ type SchemaReader struct {
 // answer is false: the merge write is safe on either kind of CRD.
 func (s *SchemaReader) StatusListsAreMaps(ctx context.Context) (bool, error) {
 	crd := &apiextensionsv1.CustomResourceDefinition{}
-	err := s.Reader.Get(ctx, types.NamespacedName{Name: CRDName}, crd)
+	// Every status write asks, and a deep copy of the CRD's schema per
+	// write is most of the garbage a cold start makes; the schema is only
+	// read here.
+	err := s.Reader.Get(ctx, types.NamespacedName{Name: CRDName}, crd, client.UnsafeDisableDeepCopy)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return false, fmt.Errorf("reading CustomResourceDefinition %s: %w", CRDName, err)
 	}

@@ -27,21 +27,39 @@ type Ownership struct {
 }
 
 // OwnershipOf reads the Apply entries of manager for the main resource
-// (subresource "") and for the status subresource.
+// (subresource "") and for the status subresource. The sets it returns may
+// be shared with other callers: read them, never change them.
 func OwnershipOf(obj metav1.Object, manager string) (Ownership, error) {
-	own := newOwnership()
+	var owns []Ownership
 	for _, entry := range obj.GetManagedFields() {
 		if entry.Manager != manager || entry.Operation != metav1.ManagedFieldsOperationApply || entry.FieldsV1 == nil {
 			continue
 		}
-		entryOwn, err := entryOwnership(entry)
+		entryOwn, err := ownerships.get(entry, func() (Ownership, error) { return entryOwnership(entry) })
 		if err != nil {
-			return own, fmt.Errorf("reading managedFields of %s for %s: %w", manager, obj.GetName(), err)
+			return newOwnership(), fmt.Errorf("reading managedFields of %s for %s: %w", manager, obj.GetName(), err)
 		}
-		own = own.union(entryOwn)
+		owns = append(owns, entryOwn)
+	}
+	switch len(owns) {
+	case 0:
+		return newOwnership(), nil
+	case 1:
+		return owns[0], nil
+	}
+	own := owns[0]
+	for _, other := range owns[1:] {
+		own = own.union(other)
 	}
 	return own, nil
 }
+
+// ownerships and compacted remember entryOwnership's and CompactEntry's
+// answers (see entryMemo).
+var (
+	ownerships = newEntryMemo[Ownership]()
+	compacted  = newEntryMemo[*metav1.FieldsV1]()
+)
 
 func newOwnership() Ownership {
 	return Ownership{
@@ -105,15 +123,19 @@ func CompactEntry(entry metav1.ManagedFieldsEntry) metav1.ManagedFieldsEntry {
 	if entry.Operation != metav1.ManagedFieldsOperationApply || entry.FieldsV1 == nil {
 		return out // OwnershipOf reads Apply entries only
 	}
-	own, err := entryOwnership(entry)
+	// Profiles whose entries were equal share one compacted set.
+	fields, err := compacted.get(entry, func() (*metav1.FieldsV1, error) {
+		own, err := entryOwnership(entry)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := own.fieldSet().ToJSON()
+		return &metav1.FieldsV1{Raw: raw}, err
+	})
 	if err != nil {
 		return entry
 	}
-	raw, err := own.fieldSet().ToJSON()
-	if err != nil {
-		return entry
-	}
-	out.FieldsType, out.FieldsV1 = "FieldsV1", &metav1.FieldsV1{Raw: raw}
+	out.FieldsType, out.FieldsV1 = "FieldsV1", fields
 	return out
 }
 
