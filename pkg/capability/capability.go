@@ -27,7 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/component-base/featuregate"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
@@ -59,7 +59,7 @@ type Capability struct {
 type Index struct {
 	// Name tells indexes apart.
 	Name  string
-	Setup func(ctx context.Context, indexer client.FieldIndexer) error
+	Setup func(ctx context.Context, indexes cache.Cache) error
 }
 
 // Runner starts capabilities on one manager.
@@ -140,7 +140,7 @@ func (r *Runner) registerIndexes(ctx context.Context, c Capability) error {
 		if r.indexes[index.Name] {
 			continue
 		}
-		if err := index.Setup(ctx, r.Manager.GetFieldIndexer()); err != nil {
+		if err := index.Setup(ctx, r.Manager.GetCache()); err != nil {
 			return fmt.Errorf("registering the %s index for the %s: %w", index.Name, c.Name, err)
 		}
 		if r.indexes == nil {

@@ -4,9 +4,11 @@ import (
 	"context"
 
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/fieldindex"
 )
 
 // IndexByName indexes ClusterProfiles by name. A cluster's profiles are all
@@ -24,8 +26,9 @@ var API = cpv1alpha1.GroupVersion.WithKind("ClusterProfile")
 var NameIndex = capability.Index{Name: IndexByName, Setup: SetupIndexes}
 
 // SetupIndexes registers the shared ClusterProfile indexes with the cache.
-func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
-	return indexer.IndexField(ctx, &cpv1alpha1.ClusterProfile{}, IndexByName, IndexProfileName)
+// A cluster's profiles are looked up across all namespaces only.
+func SetupIndexes(ctx context.Context, indexes cache.Cache) error {
+	return fieldindex.ClusterWide(ctx, indexes, &cpv1alpha1.ClusterProfile{}, IndexByName, IndexProfileName)
 }
 
 // IndexProfileName is the IndexByName function (exported for tests that

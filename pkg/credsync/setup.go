@@ -28,6 +28,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/fieldindex"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/filteredcache"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 )
@@ -75,7 +76,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if err := copies.IndexField(ctx, &corev1.Secret{}, IndexCopyOf, IndexCopy); err != nil {
+	// Copies are looked up by namespace and cluster, never within a namespace.
+	if err := fieldindex.ClusterWide(ctx, copies, &corev1.Secret{}, IndexCopyOf, IndexCopy); err != nil {
 		return fmt.Errorf("indexing synced Secrets: %w", err)
 	}
 	metadataClient, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())

@@ -6,9 +6,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/fieldindex"
 )
 
 // BindingClusterSetKey indexes ManagedClusterSetBindings by the set they bind.
@@ -27,8 +29,9 @@ var APIs = []schema.GroupVersionKind{
 var Index = capability.Index{Name: BindingClusterSetKey, Setup: SetupIndexes}
 
 // SetupIndexes registers the indexes the Reader and the Mapper use.
-func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
-	return indexer.IndexField(ctx, &clusterv1beta2.ManagedClusterSetBinding{}, BindingClusterSetKey, IndexBindingClusterSet)
+// Bindings are looked up by set across all namespaces only.
+func SetupIndexes(ctx context.Context, indexes cache.Cache) error {
+	return fieldindex.ClusterWide(ctx, indexes, &clusterv1beta2.ManagedClusterSetBinding{}, BindingClusterSetKey, IndexBindingClusterSet)
 }
 
 // IndexBindingClusterSet is the BindingClusterSetKey function (exported for

@@ -19,6 +19,7 @@ import (
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -94,7 +95,7 @@ func start(t *testing.T, mgr ctrl.Manager) {
 func TestACapabilityWaitsForItsAPIAndSharesIndexes(t *testing.T) {
 	mgr, gates := newManager(t, features.ClusterProfileCredSyncer)
 	var indexRegistrations, setups atomic.Int32
-	shared := capability.Index{Name: "shared", Setup: func(context.Context, client.FieldIndexer) error {
+	shared := capability.Index{Name: "shared", Setup: func(context.Context, cache.Cache) error {
 		indexRegistrations.Add(1)
 		return nil
 	}}
