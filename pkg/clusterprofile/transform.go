@@ -45,8 +45,8 @@ func CacheTransform(shared *intern.Bytes) toolscache.TransformFunc {
 func Compact(p *cpv1alpha1.ClusterProfile, shared *intern.Bytes) {
 	p.ManagedFields = ownManagedFields(p.ManagedFields)
 	p.Name, p.Namespace = intern.String(p.Name), intern.String(p.Namespace)
-	internMap(p.Labels)
-	internMap(p.Annotations)
+	intern.Map(p.Labels)
+	intern.Map(p.Annotations)
 	p.Spec.DisplayName = intern.String(p.Spec.DisplayName)
 	p.Spec.ClusterManager.Name = intern.String(p.Spec.ClusterManager.Name)
 	compactStatus(&p.Status, shared)
@@ -82,14 +82,5 @@ func compactStatus(s *cpv1alpha1.ClusterProfileStatus, shared *intern.Bytes) {
 			extension.Name = intern.String(extension.Name)
 			extension.Extension.Raw = shared.Intern(extension.Extension.Raw)
 		}
-	}
-}
-
-// internMap replaces a map's keys and values with their shared copies.
-// Assigning to a key that is there stores the new key string, and is
-// allowed while ranging.
-func internMap(m map[string]string) {
-	for k, v := range m {
-		m[intern.String(k)] = intern.String(v)
 	}
 }

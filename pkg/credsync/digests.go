@@ -5,7 +5,10 @@ import (
 	"crypto/sha256"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/intern"
 )
 
 // annotationCachedDigests marks a copy as the copies cache holds it: its
@@ -16,8 +19,11 @@ import (
 const annotationCachedDigests = "clusterprofile.open-cluster-management.io/cached-digests"
 
 // digestCopies is the copies cache's transform: managedFields dropped, data
-// replaced by digests.
+// replaced by digests, and what repeats across copies shared. A token is
+// copied into every namespace that serves its cluster, so its copies carry
+// the same name, marks, owner kind and digests: one copy of each is held.
 func digestCopies() toolscache.TransformFunc {
+	shared := intern.NewBytes()
 	return func(in any) (any, error) {
 		secret, ok := in.(*corev1.Secret)
 		if !ok {
@@ -27,15 +33,28 @@ func digestCopies() toolscache.TransformFunc {
 		if _, done := secret.Annotations[annotationCachedDigests]; done {
 			return secret, nil
 		}
+		internMeta(&secret.ObjectMeta)
 		for key, value := range secret.Data {
 			sum := sha256.Sum256(value)
-			secret.Data[key] = sum[:]
+			secret.Data[intern.String(key)] = shared.Intern(sum[:])
 		}
 		if secret.Annotations == nil {
 			secret.Annotations = map[string]string{}
 		}
 		secret.Annotations[annotationCachedDigests] = "sha256"
 		return secret, nil
+	}
+}
+
+// internMeta shares the strings of a copy's metadata that repeat across
+// copies.
+func internMeta(m *metav1.ObjectMeta) {
+	m.Name, m.Namespace = intern.String(m.Name), intern.String(m.Namespace)
+	intern.Map(m.Labels)
+	intern.Map(m.Annotations)
+	for i := range m.OwnerReferences {
+		ref := &m.OwnerReferences[i]
+		ref.APIVersion, ref.Kind, ref.Name = intern.String(ref.APIVersion), intern.String(ref.Kind), intern.String(ref.Name)
 	}
 }
 

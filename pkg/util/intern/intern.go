@@ -21,6 +21,15 @@ import (
 // as long as any holds it.
 func String(s string) string { return unique.Make(s).Value() }
 
+// Map replaces a map's keys and values with their shared copies.
+// Assigning to a key that is there stores the new key string, and is
+// allowed while ranging.
+func Map(m map[string]string) {
+	for k, v := range m {
+		m[String(k)] = String(v)
+	}
+}
+
 // Bytes shares equal byte slices. It holds them weakly: a slice no cached
 // object uses any more is collected, and its entry goes at the next prune.
 type Bytes struct {
