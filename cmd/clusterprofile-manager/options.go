@@ -4,6 +4,7 @@ import (
 	"context"
 	goflag "flag"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -16,6 +17,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/hubmanager"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/memlimit"
 )
 
 // defaultAgentImage is the bundle image; the chart passes the one it deploys.
@@ -89,6 +91,13 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 }
 
 func start(ctx context.Context, cfg *rest.Config, opts hubmanager.Options) error {
+	limit, err := memlimit.Apply(os.Getenv)
+	if err != nil {
+		return err
+	}
+	if limit > 0 {
+		ctrl.Log.WithName("setup").Info("Keeping the heap under a soft memory limit from the container's", "bytes", limit)
+	}
 	mgr, err := hubmanager.New(ctx, cfg, opts)
 	if err != nil {
 		return err

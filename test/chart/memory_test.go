@@ -1,0 +1,29 @@
+package chart_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/memlimit"
+)
+
+// TestTheManagerKnowsItsMemoryLimit: the manager's container passes its
+// memory limit to the manager, which keeps its heap under 90% of it.
+func TestTheManagerKnowsItsMemoryLimit(t *testing.T) {
+	container := corev1.Container{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(
+		managerContainer(t, render(t, defaultRelease, gates{mirror: true, credSyncer: true}.values(false))), &container); err != nil {
+		t.Fatal(err)
+	}
+	want := []corev1.EnvVar{{Name: memlimit.EnvContainerLimit, ValueFrom: &corev1.EnvVarSource{
+		ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: container.Name, Resource: "limits.memory"}}}}
+	if diff := cmp.Diff(want, container.Env); diff != "" {
+		t.Errorf("manager env (-want +got):\n%s", diff)
+	}
+	if container.Resources.Limits.Memory().IsZero() {
+		t.Error("the chart sets no memory limit by default, so the soft limit would follow the node's memory")
+	}
+}
