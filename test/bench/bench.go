@@ -163,6 +163,7 @@ func (b *bench) startManager(name string) (*managerProcess, error) {
 		burst:        b.cfg.burst,
 		workers:      b.cfg.workers,
 		extraFlags:   b.cfg.managerFlags,
+		memoryLimit:  b.cfg.memoryLimit,
 	})
 	if err != nil {
 		return nil, err

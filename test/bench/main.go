@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
 )
 
@@ -48,6 +49,9 @@ type config struct {
 	// managerFlags are passed on to the manager, e.g. --zap-log-level=2 to
 	// log every write when looking for a redundant one.
 	managerFlags stringList
+	// memoryLimit is the container memory limit the manager runs under, in
+	// bytes (0: none), as the chart passes it.
+	memoryLimit int64
 }
 
 // stringList is a repeatable string flag.
@@ -86,8 +90,16 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.rotationSamples, "rotation-samples", 50, "Tokens rotated one at a time to time a single rotation (credsync).")
 	fs.StringVar(&c.upstreamPath, "upstream", "", "Path to OCM's own mirror (bin/ocm/upstream-clusterprofile-mirror, built by `make ocm-binaries`) to measure on the same world; empty skips it.")
 	fs.Var(&c.managerFlags, "manager-flag", "An extra flag for the manager, e.g. -manager-flag=--zap-log-level=2 (repeatable).")
+	memoryLimit := fs.String("memory-limit", "", "Run the manager as under a container memory limit (e.g. 512Mi, the chart's default): it keeps its heap under 90% of it. Empty: no limit.")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if *memoryLimit != "" {
+		q, err := resource.ParseQuantity(*memoryLimit)
+		if err != nil {
+			return c, fmt.Errorf("-memory-limit: %w", err)
+		}
+		c.memoryLimit = q.Value()
 	}
 	gates, err := parseGates(*gateList)
 	if err != nil {

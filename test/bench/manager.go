@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/memlimit"
 )
 
 const (
@@ -29,6 +31,9 @@ type managerOptions struct {
 	qps                             float32
 	burst, workers                  int
 	extraFlags                      []string
+	// memoryLimit, when set, is passed as the container's memory limit,
+	// as the chart does (the manager keeps its heap under 90% of it).
+	memoryLimit int64
 }
 
 // managerProcess is a running clusterprofile-manager binary.
@@ -67,17 +72,27 @@ func startManager(o managerOptions) (*managerProcess, error) {
 		"--kube-api-burst=" + strconv.Itoa(o.burst),
 		"--mirror-workers=" + strconv.Itoa(o.workers),
 	}
-	return startProcess(o.name, o.path, append(args, o.extraFlags...), o.logPath, "http://"+addr+"/metrics")
+	m, err := startProcess(o.name, o.path, append(args, o.extraFlags...), o.logPath, "http://"+addr+"/metrics", o.env()...)
+	return m, err
+}
+
+func (o managerOptions) env() []string {
+	if o.memoryLimit <= 0 {
+		return nil
+	}
+	return []string{memlimit.EnvContainerLimit + "=" + strconv.FormatInt(o.memoryLimit, 10)}
 }
 
 // startProcess starts a program whose memory is sampled until it exits;
 // metricsURL is empty for a program without metrics.
-func startProcess(name, path string, args []string, logPath, metricsURL string) (*managerProcess, error) {
+// env is added to the benchmark's own environment.
+func startProcess(name, path string, args []string, logPath, metricsURL string, env ...string) (*managerProcess, error) {
 	log, err := os.Create(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("creating log of %s: %w", name, err)
 	}
 	cmd := exec.Command(path, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = managerSysProcAttr()
 	m := &managerProcess{

@@ -7,6 +7,8 @@ import (
 	"os"
 	"runtime"
 	"time"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/memlimit"
 )
 
 // results are the benchmark's figures; a phase that did not run is nil.
@@ -22,6 +24,9 @@ type results struct {
 	QPS     float64 `json:"qps"`
 	Burst   int     `json:"burst,omitempty"`
 	Workers int     `json:"workers"`
+	// MemoryLimitMiB is the container memory limit the manager ran under
+	// (0: none).
+	MemoryLimitMiB float64 `json:"memoryLimitMiB,omitempty"`
 
 	Floor       *floorResult       `json:"floor,omitempty"`
 	Cold        *coldResult        `json:"cold,omitempty"`
@@ -183,7 +188,7 @@ func newResults(cfg config) *results {
 		Machine:  machineInfo{CPUs: runtime.NumCPU(), OS: runtime.GOOS, Arch: runtime.GOARCH, Go: runtime.Version()},
 		Clusters: cfg.clusters, Namespaces: cfg.namespaces, Profiles: cfg.clusters * cfg.namespaces,
 		Gates: cfg.gates.String(), TokenCopies: cfg.clusters * cfg.namespaces * cfg.msas,
-		QPS: -1, Workers: cfg.workers,
+		QPS: -1, Workers: cfg.workers, MemoryLimitMiB: float64(cfg.memoryLimit) / (1 << 20),
 	}
 	if !cfg.unthrottled() {
 		r.QPS, r.Burst = cfg.qps, cfg.burst
@@ -363,6 +368,9 @@ func (r *results) oursPeakRSS() float64 {
 func printMemory(t table, r *results) {
 	if len(r.Memory) > 0 {
 		t.section("Memory (per process)")
+		if r.MemoryLimitMiB > 0 {
+			t.row("container limit", fmt.Sprintf("%.0f MiB (the manager's soft limit: %.0f%% of it)", r.MemoryLimitMiB, memlimit.Share*100), "")
+		}
 		for _, m := range r.Memory {
 			line := fmt.Sprintf("peak RSS %.0f MiB (anonymous %.0f MiB)", m.PeakRSSMiB, m.PeakAnonMiB)
 			if m.PeakHeapMiB > 0 {
