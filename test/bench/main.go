@@ -106,21 +106,26 @@ func parseFlags(args []string) (config, error) {
 		return c, fmt.Errorf("-gates: %w", err)
 	}
 	c.gates = gates
+	return c, c.validate()
+}
+
+// validate checks the parsed flags and derives the sample counts they cap.
+func (c *config) validate() error {
 	switch {
 	case c.managerPath == "":
-		return c, errors.New("-manager is required (e.g. bin/clusterprofile-manager, built by `make build`)")
+		return errors.New("-manager is required (e.g. bin/clusterprofile-manager, built by `make build`)")
 	case c.clusters < 1 || c.namespaces < 1:
-		return c, errors.New("-clusters and -namespaces must be at least 1")
+		return errors.New("-clusters and -namespaces must be at least 1")
 	case c.workers < 1:
-		return c, errors.New("-workers must be at least 1")
+		return errors.New("-workers must be at least 1")
 	case !c.unthrottled() && c.burst < 1:
-		return c, errors.New("-burst must be at least 1 when -qps is positive")
+		return errors.New("-burst must be at least 1 when -qps is positive")
 	case c.propagationSamples < 0 || c.rotationSamples < 0:
-		return c, errors.New("-propagation-samples and -rotation-samples must not be negative")
+		return errors.New("-propagation-samples and -rotation-samples must not be negative")
 	case c.upstreamPath != "" && c.gates.String() != "mirror":
-		return c, errors.New("-upstream compares mirrors: run it with -gates=mirror")
+		return errors.New("-upstream compares mirrors: run it with -gates=mirror")
 	case c.gates["credsync"] && c.msas < 1:
-		return c, errors.New("-msas must be at least 1 when the credsync gate is on")
+		return errors.New("-msas must be at least 1 when the credsync gate is on")
 	}
 	if !c.gates["credsync"] {
 		c.msas = 0
@@ -130,12 +135,12 @@ func parseFlags(args []string) (config, error) {
 			continue
 		}
 		if _, err := os.Stat(path); err != nil {
-			return c, fmt.Errorf("%s: %w", flagName, err)
+			return fmt.Errorf("%s: %w", flagName, err)
 		}
 	}
 	c.propagationSamples = min(c.propagationSamples, c.clusters)
 	c.rotationSamples = min(c.rotationSamples, c.clusters*c.msas)
-	return c, nil
+	return nil
 }
 
 func main() {
