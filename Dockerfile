@@ -7,6 +7,7 @@
 #   /clusterprofile-agent     the agent the addon deploys on managed clusters
 #   /cp-creds                 the exec credential plugin consumers mount
 #   /clusterprofile-check     the chart's `helm test`
+#   /kubectl-clusterprofile   the kubectl plugin (doctor, get) for consumers
 # and /bin/cp, a static cp, so that a consumer's initContainer can run
 # `cp /cp-creds /plugins/cp-creds` (the runtime image has no shell or coreutils).
 # Every binary is static (CGO off); the runtime image is distroless and runs

@@ -1,0 +1,50 @@
+package doctor
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+)
+
+// checkProfile: the profile says it is the bundle's (manager label and
+// spec, cluster-name label) and carries what the mirror publishes once the
+// cluster reports: a version and a healthy control plane. The marks are
+// claims anyone allowed to create a profile can copy (SPEC §9); the doctor
+// reads them to explain, never to decide membership.
+func checkProfile(p *cpv1alpha1.ClusterProfile, manager string) []string {
+	var fixes []string
+	if got := p.Labels[clusterprofile.LabelClusterManager]; got != manager || p.Spec.ClusterManager.Name != manager {
+		fixes = append(fixes, fmt.Sprintf("The profile belongs to cluster manager %q (label %s=%q), not %q: it was not published by this bundle, so use the profile the mirror publishes or pass --cluster-manager.",
+			p.Spec.ClusterManager.Name, clusterprofile.LabelClusterManager, got, manager))
+	}
+	if got := p.Labels[clusterprofile.LabelClusterName]; got != p.Name {
+		fixes = append(fixes, fmt.Sprintf("The label %s is %q, not the profile's name %q: the mirror writes it; delete the profile and let the mirror recreate it.",
+			clusterprofile.LabelClusterName, got, p.Name))
+	}
+	if p.Status.Version.Kubernetes == "" {
+		fixes = append(fixes, fmt.Sprintf("status.version.kubernetes is empty: ManagedCluster %s has not reported its version yet; check that its klusterlet is running and joined.", p.Name))
+	}
+	return append(fixes, checkHealthy(p)...)
+}
+
+func checkHealthy(p *cpv1alpha1.ClusterProfile) []string {
+	c := meta.FindStatusCondition(p.Status.Conditions, cpv1alpha1.ClusterConditionControlPlaneHealthy)
+	switch {
+	case c == nil:
+		return []string{fmt.Sprintf("The profile has no %s condition: ManagedCluster %s has no Available condition yet; check that its klusterlet is running and joined.",
+			cpv1alpha1.ClusterConditionControlPlaneHealthy, p.Name)}
+	case c.Status != metav1.ConditionTrue:
+		return []string{fmt.Sprintf("%s is %s (%s: %s): the cluster's control plane is not healthy; look at ManagedCluster %s and its klusterlet.",
+			c.Type, c.Status, c.Reason, c.Message, p.Name)}
+	}
+	return nil
+}
+
+func noProfilesFix(namespace string) string {
+	return fmt.Sprintf("There is no ClusterProfile in namespace %s: profiles appear only where a ManagedClusterSetBinding is Bound to a set that contains clusters; check `kubectl get managedclustersetbindings -n %s` (condition Bound True) and that the ClusterProfile gate is on.",
+		namespace, namespace)
+}
