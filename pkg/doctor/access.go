@@ -27,8 +27,12 @@ func checkAccess(r AccessReview, namespace string) []string {
 		if r.Reason != "" {
 			reason = " (" + strings.TrimSuffix(r.Reason, ".") + ")"
 		}
+		who := "The consumer " + r.Subject
+		if r.Subject == "you" {
+			who = "You"
+		}
 		return []string{fmt.Sprintf("%s may not get Secret %s/%s%s: grant get on secrets in namespace %s with a Role and RoleBinding, or cp-creds fails in the consumer's pod.",
-			capitalized(r.Subject), namespace, r.Secret, reason, namespace)}
+			who, namespace, r.Secret, reason, namespace)}
 	}
 	return nil
 }
@@ -54,5 +58,3 @@ func checkConnection(c Connection) []string {
 	}
 	return []string{fmt.Sprintf("Calling %s/version failed (%s): check that the server is reachable from where the consumer runs and that the token is accepted there.", strings.TrimSuffix(c.Server, "/"), msg)}
 }
-
-func capitalized(s string) string { return sentence(s)[:len(s)] }

@@ -1,0 +1,87 @@
+package doctor
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+)
+
+func TestSummarize(t *testing.T) {
+	healthy := healthyProfile(nil)
+	healthy.Labels[clusterprofile.LabelClusterSet] = "prod"
+	bare := &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "cluster0"}}
+	argocd := syncedCopy(now.Add(time.Hour))
+	argocd.Name = "cluster1-argocd"
+	argocd.Labels[cpcreds.LabelSyncedFrom] = cpcreds.SyncedFromValue("cluster1", "argocd")
+	argocd.Annotations[cpcreds.AnnotationSourceManagedServiceAccount] = "argocd"
+	delete(argocd.Annotations, cpcreds.AnnotationTokenExpiration)
+	planted := syncedCopy(now)
+	planted.Annotations[cpcreds.AnnotationSourceCluster] = "cluster0" // its label says cluster1
+	copies := []corev1.Secret{*syncedCopy(now.Add(2 * time.Hour)), *argocd, *planted}
+	tests := map[string]struct {
+		msa  string
+		want []Summary
+	}{
+		"every ManagedServiceAccount": {want: []Summary{
+			{Cluster: "cluster0", Healthy: "Unknown"},
+			{Cluster: "cluster1", ClusterSet: "prod", Version: "v1.35.4", Healthy: "True", Providers: []string{"open-cluster-management"},
+				TokenExpiry: map[string]string{"multikueue": "2026-11-25T14:00:00Z", "argocd": "unknown"}},
+		}},
+		"one ManagedServiceAccount": {msa: "multikueue", want: []Summary{
+			{Cluster: "cluster0", Healthy: "Unknown"},
+			{Cluster: "cluster1", ClusterSet: "prod", Version: "v1.35.4", Healthy: "True", Providers: []string{"open-cluster-management"},
+				TokenExpiry: map[string]string{"multikueue": "2026-11-25T14:00:00Z"}},
+		}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := Summarize([]cpv1alpha1.ClusterProfile{*healthy, *bare}, copies, tc.msa)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("summaries (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPrintSummaries(t *testing.T) {
+	var out bytes.Buffer
+	summaries := []Summary{{Cluster: "cluster1", ClusterSet: "prod", Version: "v1.35.4", Healthy: "True", Providers: []string{"a", "b"},
+		TokenExpiry: map[string]string{"multikueue": "2026-11-25T14:00:00Z", "argocd": "unknown"}}}
+	if err := PrintSummaries(&out, summaries, now); err != nil {
+		t.Fatal(err)
+	}
+	want := "CLUSTER   SET   VERSION  HEALTHY  PROVIDERS  TOKEN EXPIRY\n" +
+		"cluster1  prod  v1.35.4  True     a,b        argocd=unknown,multikueue=2026-11-25T14:00:00Z (in 120m)\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("table (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseIdentity(t *testing.T) {
+	tests := map[string]struct {
+		user   string
+		groups []string
+		want   *Identity
+	}{
+		"the caller": {want: nil},
+		"a user":     {user: "alice", groups: []string{"team-a"}, want: &Identity{User: "alice", Groups: []string{"team-a", "system:authenticated"}}},
+		"a service account": {user: "system:serviceaccount:kueue-system:kueue-controller-manager", want: &Identity{
+			User:   "system:serviceaccount:kueue-system:kueue-controller-manager",
+			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:kueue-system", "system:authenticated"}}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, ParseIdentity(tc.user, tc.groups)); diff != "" {
+				t.Errorf("identity (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
