@@ -1,7 +1,10 @@
 package doctor
 
 import (
+	"errors"
 	"fmt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -49,12 +52,22 @@ func checkConnection(c Connection) []string {
 	if c.Err == nil {
 		return nil
 	}
-	msg := strings.Join(strings.Fields(c.Err.Error()), " ")
-	if strings.Contains(msg, "getting credentials") {
+	cause := c.Err
+	// client-go wraps transport failures in the request's URL, which says
+	// nothing the server does not.
+	var urlErr *url.Error
+	if errors.As(cause, &urlErr) {
+		cause = urlErr.Err
+	}
+	msg := strings.Join(strings.Fields(cause.Error()), " ")
+	server := strings.TrimSuffix(c.Server, "/")
+	switch {
+	case strings.Contains(msg, "getting credentials"):
 		return []string{fmt.Sprintf("The exec plugin failed (%s): its own line on stderr above says what to fix.", msg)}
-	}
-	if c.Server == "" {
+	case c.Server == "":
 		return []string{fmt.Sprintf("No rest.Config could be built the way a consumer builds it (%s): fix the checks above.", msg)}
+	case apierrors.IsUnauthorized(c.Err):
+		return []string{fmt.Sprintf("%s rejected the token (401 Unauthorized): the copied ManagedServiceAccount token is not valid on the managed cluster; check the ManagedServiceAccount and its agent there.", server)}
 	}
-	return []string{fmt.Sprintf("Calling %s/version failed (%s): check that the server is reachable from where the consumer runs and that the token is accepted there.", strings.TrimSuffix(c.Server, "/"), msg)}
+	return []string{fmt.Sprintf("Calling %s/version failed (%s): check that the server is reachable from where the consumer runs and that the token is accepted there.", server, msg)}
 }

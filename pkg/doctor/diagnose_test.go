@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"errors"
+	"net/url"
 	"testing"
 	"time"
 
@@ -188,12 +189,17 @@ func TestDiagnoseConnection(t *testing.T) {
 			want:       Check{Name: CheckConnect, OK: true},
 		},
 		"the plugin failed": {
-			connection: Connection{Server: "https://10.0.0.1:6443", Err: errors.New(`Get "https://10.0.0.1:6443/version": getting credentials: exec: executable cp-creds failed with exit code 1`)},
-			want:       Check{Name: CheckConnect, Fix: `The exec plugin failed (Get "https://10.0.0.1:6443/version": getting credentials: exec: executable cp-creds failed with exit code 1): its own line on stderr above says what to fix.`},
+			connection: Connection{Server: "https://10.0.0.1:6443", Err: &url.Error{Op: "Get", URL: "https://10.0.0.1:6443/version?timeout=15s",
+				Err: errors.New("getting credentials: exec: executable cp-creds failed with exit code 1")}},
+			want: Check{Name: CheckConnect, Fix: "The exec plugin failed (getting credentials: exec: executable cp-creds failed with exit code 1): its own line on stderr above says what to fix."},
 		},
 		"no rest.Config": {
 			connection: Connection{Err: errors.New(`no matching cluster accessor found for cluster profile "cluster1"`)},
 			want:       Check{Name: CheckConnect, Fix: `No rest.Config could be built the way a consumer builds it (no matching cluster accessor found for cluster profile "cluster1"): fix the checks above.`},
+		},
+		"the token rejected": {
+			connection: Connection{Server: "https://10.0.0.1:6443", Err: apierrors.NewUnauthorized("the server has asked for the client to provide credentials")},
+			want:       Check{Name: CheckConnect, Fix: "https://10.0.0.1:6443 rejected the token (401 Unauthorized): the copied ManagedServiceAccount token is not valid on the managed cluster; check the ManagedServiceAccount and its agent there."},
 		},
 		"unreachable": {
 			connection: Connection{Server: "https://10.0.0.1:6443/", Err: errors.New("dial tcp 10.0.0.1:6443: connect: connection refused")},
