@@ -85,3 +85,29 @@ func TestParseIdentity(t *testing.T) {
 		})
 	}
 }
+
+func TestPrintTable(t *testing.T) {
+	report := NewReport("team-a", []Row{
+		{Cluster: "cluster1", Provider: "open-cluster-management", ServerVersion: "v1.35.4", Latency: 23400 * time.Microsecond,
+			Checks: []Check{{Name: CheckProfile, OK: true}, {Name: CheckConnect, OK: true}}},
+		{Cluster: "cluster2", Checks: []Check{{Name: CheckProfile, OK: true}, {Name: CheckEntry, Fix: "Add an entry."}, {Name: CheckToken, Fix: "Sync the token."}}},
+		NoProfiles("team-a"),
+	})
+	var out bytes.Buffer
+	if err := PrintTable(&out, report); err != nil {
+		t.Fatal(err)
+	}
+	want := "CLUSTER   RESULT  PROVIDER                 DETAILS\n" +
+		"cluster1  PASS    open-cluster-management  passed: profile, connect (v1.35.4 in 23ms)\n" +
+		"cluster2  FAIL    -                        passed: profile\n" +
+		"                                           entry: Add an entry.\n" +
+		"                                           token: Sync the token.\n" +
+		"-         FAIL    -                        passed: -\n" +
+		"                                           profiles: " + noProfilesFix("team-a") + "\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("table (-want +got):\n%s", diff)
+	}
+	if report.OK {
+		t.Errorf("a report with failed rows is OK")
+	}
+}
