@@ -4,22 +4,16 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"k8s.io/utils/ptr"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
@@ -87,34 +81,6 @@ func newConsumer(ctx context.Context, namespace string) (*consumer.Consumer, err
 }
 
 func consumerKubeconfig(ctx context.Context, namespace string) (string, error) {
-	const sa = "kueue-controller-manager"
-	objects := []client.Object{
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: sa}},
-		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "read-synced-tokens"},
-			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}}}},
-		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "kueue-reads-synced-tokens"},
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "read-synced-tokens"},
-			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: sa}}},
-	}
-	for _, obj := range objects {
-		if err := hub.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
-			return "", err
-		}
-	}
-	cs, err := kubernetes.NewForConfig(env.HubConfig())
-	if err != nil {
-		return "", err
-	}
-	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
-	if err != nil {
-		return "", fmt.Errorf("token of the consumer: %w", err)
-	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["hub"] = &clientcmdapi.Cluster{Server: env.Hub.URL, CertificateAuthorityData: env.Hub.CAData}
-	cfg.AuthInfos["consumer"] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
-	cfg.Contexts["consumer"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "consumer", Namespace: namespace}
-	cfg.CurrentContext = "consumer"
 	path := filepath.Join(env.WorkDir, "consumer-"+namespace+".kubeconfig")
-	return path, clientcmd.WriteToFile(*cfg, path)
+	return path, consumer.WriteKubeconfig(ctx, env.HubConfig(), namespace, path)
 }
