@@ -23,8 +23,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
@@ -55,6 +57,9 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
 	flag.Parse()
+	// The harness uses envtest's CRD installer, which logs through
+	// controller-runtime; the processes' own logs are in the work directory.
+	ctrllog.SetLogger(logr.Discard())
 	if skipReason = whyNot(); skipReason != "" {
 		return m.Run()
 	}
