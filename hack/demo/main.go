@@ -69,6 +69,12 @@ func parseFlags(args []string, output io.Writer) (options, error) {
 // run plays the demo. Whatever happens, every process it started is
 // stopped before it returns; Ctrl-C is a normal way to end it.
 func run(opts options) error {
+	// Absolute: the plugin path goes into the printed configuration.
+	binDir, err := filepath.Abs(opts.binDir)
+	if err != nil {
+		return err
+	}
+	opts.binDir = binDir
 	for _, name := range []string{"clusterprofile-manager", "clusterprofile-agent", "cp-creds"} {
 		if _, err := os.Stat(filepath.Join(opts.binDir, name)); err != nil {
 			return fmt.Errorf("%s not built (run `make build` first): %w", name, err)
@@ -80,7 +86,7 @@ func run(opts options) error {
 	ctx, stopSignals := interruptibleContext()
 	defer stopSignals()
 	start := time.Now()
-	err := play(ctx, opts, start)
+	err = play(ctx, opts, start)
 	if interrupted(ctx) {
 		fmt.Println("Stopped cleanly.")
 		return nil
