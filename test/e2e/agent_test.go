@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -58,13 +59,21 @@ func TestAgentAddonIsPlacedDeployedAndCredentialedByOCM(t *testing.T) {
 			g.Expect(nodes).NotTo(BeNil())
 			g.Expect(nodes.Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(nodes.Reason).To(Equal(agentapi.ReasonAgentNodesHealthy))
-			properties := map[string]string{}
+			// The agent's claims, as the klusterlet carried them to the
+			// ManagedCluster: the one node prepareCluster registered.
+			reported := map[string]string{}
 			for _, prop := range p.Status.Properties {
-				properties[prop.Name] = prop.Value
+				if strings.HasSuffix(prop.Name, agentapi.ClaimSuffix) {
+					reported[prop.Name] = prop.Value
+				}
 			}
-			g.Expect(properties).To(HaveKeyWithValue(agentapi.ClaimNodes, "1"))
-			g.Expect(properties).To(HaveKeyWithValue(agentapi.ClaimNodesReady, "1"))
-			g.Expect(properties).To(HaveKeyWithValue(agentapi.ClaimCPUAllocatable, "8"))
+			want := map[string]string{
+				agentapi.ClaimNodes: "1", agentapi.ClaimNodesReady: "1",
+				agentapi.ClaimCPUCapacity: "8", agentapi.ClaimCPUAllocatable: "8",
+				agentapi.ClaimMemoryCapacity: "32Gi", agentapi.ClaimMemoryAllocatable: "32Gi",
+				agentapi.ClaimPodsAllocatable: "110",
+			}
+			g.Expect(cmp.Diff(want, reported)).To(BeEmpty(), "the agent's properties (-want +got)")
 		}).Should(Succeed(), "the agent's report in the profile of %s", c)
 	}
 
