@@ -1,6 +1,6 @@
 # ClusterProfile bundle for Open Cluster Management.
 #
-#   make demo   run the mirror on a local control plane it starts itself
+#   make demo   the bundle on real OCM run locally as processes (hack/demo)
 #   make test   unit and integration tests against a real kube-apiserver
 #               (and the local real-OCM smoke test, test/ocmlocal)
 #   make bench  scale benchmark against a real kube-apiserver
@@ -100,12 +100,14 @@ $(STATICCHECK):
 bench: envtest build
 	$(GO) run ./test/bench -manager $(BIN)/clusterprofile-manager $(BENCH_ARGS)
 
-## demo: start a control plane, publish a small fleet, show live changes (DEMO_ARGS="-keep" keeps it up)
+## demo: start real OCM locally (hub, 2 klusterlets, addons), install the bundle with its chart, show
+## profiles, agent health, a synced token, a request through cp-creds and cluster-proxy, a live change
+## (DEMO_ARGS="-keep" keeps it up; needs root for the pod sandboxes)
 # Built and run as a binary, not with `go run`: go run exits 1 on Ctrl-C
 # whatever the program returns, and Ctrl-C is a normal way to end -keep.
-demo: envtest build
+demo: envtest ocm-binaries build
 	$(GO) build -o $(BIN)/clusterprofile-demo ./hack/demo
-	$(BIN)/clusterprofile-demo -manager $(BIN)/clusterprofile-manager $(DEMO_ARGS)
+	$(BIN)/clusterprofile-demo -bin $(BIN) $(DEMO_ARGS)
 
 ## image: build the container image (needs a Docker engine): every command under cmd/ plus a static cp
 image:

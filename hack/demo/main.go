@@ -1,14 +1,17 @@
-// Command demo shows clusterprofile-manager at work: it starts a local control
-// plane (kube-apiserver and etcd from bin/envtest), publishes a small fleet of
-// ManagedClusters, runs the real manager binary against it and shows the
-// ClusterProfiles it writes, then changes the fleet live and shows how fast
-// the profiles follow.
+//go:build linux
+
+// Command demo shows the ClusterProfile bundle on real Open Cluster
+// Management, run locally as processes (test/ocmlocal): a hub with OCM's
+// controllers, two managed clusters whose klusterlets register through the
+// real CSR flow, managed-serviceaccount and cluster-proxy. It installs the
+// bundle with its Helm chart (every gate on) and shows, step by step, the
+// clusters registering, their profiles in kueue-system and argocd, the
+// agent's health conditions, a synced token, a real request to a managed
+// cluster through cp-creds and the cluster-proxy entry with the MultiKueue
+// configuration of OCM's documentation, and a live change.
 //
 //	make demo                     run the scenario and stop
 //	make demo DEMO_ARGS=-keep     keep everything running afterwards
-//
-// With KUBECONFIG set, the demo uses that hub instead of a local control
-// plane, creates only objects named demo-* and deletes them at the end.
 package main
 
 import (
@@ -21,14 +24,14 @@ import (
 	"path/filepath"
 	"time"
 
-	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
 )
 
 // options are the command-line settings.
 type options struct {
-	managerPath string
-	keep        bool
-	timeout     time.Duration
+	binDir  string
+	keep    bool
+	timeout time.Duration
 }
 
 func main() {
@@ -48,14 +51,12 @@ func main() {
 
 func parseFlags(args []string, output io.Writer) (options, error) {
 	opts := options{}
-	// A flag set of our own: controller-runtime registers --kubeconfig on the
-	// global one, and the demo takes its hub from KUBECONFIG instead.
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(output)
-	fs.StringVar(&opts.managerPath, "manager", filepath.Join(framework.RepoRoot(), "bin", "clusterprofile-manager"),
-		"The clusterprofile-manager `binary` to run; make build writes it to bin/.")
-	fs.BoolVar(&opts.keep, "keep", false, "Keep the control plane and the manager running after the scenario, until Ctrl-C.")
-	fs.DurationVar(&opts.timeout, "timeout", 30*time.Second, "How long to wait for the ClusterProfiles to converge after each change.")
+	fs.StringVar(&opts.binDir, "bin", filepath.Join(ocmlocal.RepoRoot(), "bin"),
+		"The `directory` with clusterprofile-manager, clusterprofile-agent and cp-creds (make build).")
+	fs.BoolVar(&opts.keep, "keep", false, "Keep OCM and the bundle running after the scenario, until Ctrl-C.")
+	fs.DurationVar(&opts.timeout, "timeout", 3*time.Minute, "How long to wait for each step.")
 	if err := fs.Parse(args); err != nil {
 		return opts, err
 	}
@@ -65,83 +66,68 @@ func parseFlags(args []string, output io.Writer) (options, error) {
 	return opts, nil
 }
 
-// run plays the whole demo. Whatever happens, the manager and the control
-// plane it started are stopped before it returns. An interruption (Ctrl-C,
-// SIGTERM) is a normal way to end the demo and returns nil.
-func run(opts options) (err error) {
-	if _, statErr := os.Stat(opts.managerPath); statErr != nil {
-		return fmt.Errorf("manager binary not found (run `make build` first): %w", statErr)
+// run plays the demo. Whatever happens, every process it started is
+// stopped before it returns; Ctrl-C is a normal way to end it.
+func run(opts options) error {
+	// Absolute: the plugin path goes into the printed configuration.
+	binDir, err := filepath.Abs(opts.binDir)
+	if err != nil {
+		return err
+	}
+	opts.binDir = binDir
+	for _, name := range []string{"clusterprofile-manager", "clusterprofile-agent", "cp-creds"} {
+		if _, err := os.Stat(filepath.Join(opts.binDir, name)); err != nil {
+			return fmt.Errorf("%s not built (run `make build` first): %w", name, err)
+		}
+	}
+	if err := ocmlocal.BinariesBuilt(); err != nil {
+		return fmt.Errorf("%w (make ocm-binaries; the first build takes about 20 minutes)", err)
 	}
 	ctx, stopSignals := interruptibleContext()
 	defer stopSignals()
-
-	cleanups := &cleanupStack{}
-	defer func() {
-		err = errors.Join(err, cleanups.run())
-		if interrupted(ctx) && err == nil {
-			fmt.Println("Stopped cleanly.")
-		}
-	}()
-
-	err = playScenario(ctx, opts, cleanups)
+	start := time.Now()
+	err = play(ctx, opts, start)
 	if interrupted(ctx) {
-		// Errors after an interruption are only the cancelled waits.
+		fmt.Println("Stopped cleanly.")
 		return nil
 	}
 	return err
 }
 
-// playScenario is the demo proper; everything it starts is pushed on cleanups.
-func playScenario(ctx context.Context, opts options, cleanups *cleanupStack) error {
-	h, err := connectHub(ctx, cleanups)
+// play starts OCM, runs the scenario, and stops OCM again.
+func play(ctx context.Context, opts options, start time.Time) error {
+	step("Starting a local Open Cluster Management: a hub and 2 managed clusters, as processes on 127.0.0.1")
+	env, err := ocmlocal.Start(ctx, ocmlocal.Options{Clusters: 2, ManagedServiceAccount: true, ClusterProxy: true,
+		Progress: indentWriter{os.Stdout}})
 	if err != nil {
 		return err
 	}
-	s := newScenario(h.prefix)
-	if h.existing {
-		if err := s.checkSafeOnExistingHub(ctx, h.client); err != nil {
-			return err
-		}
-	}
-	if err := s.create(ctx, h, cleanups); err != nil {
+	defer func() {
+		fmt.Println("\nStopping every process...")
+		env.Stop()
+	}()
+	d := &demo{env: env, opts: opts}
+	if err := d.scenario(ctx); err != nil {
 		return err
 	}
-	mgr, err := startManager(opts.managerPath, h)
-	if err != nil {
-		return err
+	fmt.Printf("\nThe demo took %s.\n", time.Since(start).Round(time.Second))
+	if opts.keep {
+		return d.keepRunning(ctx)
 	}
-	cleanups.push("stopping clusterprofile-manager", mgr.stop)
-	return s.showLiveChanges(ctx, h, mgr, opts)
+	return nil
 }
 
-// cleanupStack runs cleanups in reverse order of registration.
-type cleanupStack struct {
-	steps []cleanupStep
+// step prints the heading of a step.
+func step(format string, args ...any) {
+	fmt.Printf("\n==> "+format+"\n", args...)
 }
 
-type cleanupStep struct {
-	what string
-	do   func() error
-}
+// indentWriter indents the harness's progress lines under a step.
+type indentWriter struct{ w io.Writer }
 
-func (c *cleanupStack) push(what string, do func() error) {
-	c.steps = append(c.steps, cleanupStep{what: what, do: do})
-}
-
-// run runs every cleanup, even after one fails, and reports all failures.
-func (c *cleanupStack) run() error {
-	var errs []error
-	for i := len(c.steps) - 1; i >= 0; i-- {
-		step := c.steps[i]
-		fmt.Printf("Cleaning up: %s... ", step.what)
-		started := time.Now()
-		if err := step.do(); err != nil {
-			fmt.Println("failed")
-			errs = append(errs, fmt.Errorf("%s: %w", step.what, err))
-			continue
-		}
-		fmt.Printf("done (%s)\n", since(started))
+func (i indentWriter) Write(p []byte) (int, error) {
+	if _, err := fmt.Fprintf(i.w, "    %s", p); err != nil {
+		return 0, err
 	}
-	c.steps = nil
-	return errors.Join(errs...)
+	return len(p), nil
 }

@@ -1,126 +1,169 @@
+//go:build linux
+
 package main
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
+	"sort"
 	"strings"
 	"text/tabwriter"
-	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
-	"sigs.k8s.io/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
 )
 
-// showProfileTable prints the profiles as `kubectl get clusterprofiles -A`
-// with the clusterset and cluster-name labels as columns. It runs kubectl
-// when there is one, so the user sees exactly what they would type.
-func showProfileTable(ctx context.Context, h *hub) error {
-	args := []string{"get", "clusterprofiles", "-A",
-		"-L", clusterprofile.LabelClusterSet, "-L", clusterprofile.LabelClusterName}
-	if h.existing {
-		// Only the demo's profiles, not those of the hub's other managers.
-		args = append(args, "-l", clusterprofile.LabelClusterManager+"="+h.managerName)
+// showClusters prints the ManagedClusters as their klusterlets registered
+// them.
+func (d *demo) showClusters(ctx context.Context) error {
+	step("The clusters registered themselves: bootstrap token, CSR signed, accepted (hubAcceptsClient)")
+	clusters := &clusterv1.ManagedClusterList{}
+	if err := d.hub.List(ctx, clusters); err != nil {
+		return err
 	}
-	if ran := runKubectl(ctx, h, args); ran {
-		return nil
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 3, ' ', 0)
+	fmt.Fprintln(w, "    NAME\tACCEPTED\tAVAILABLE\tKUBERNETES\tCLUSTERSET\tURL")
+	for _, c := range clusters.Items {
+		available := meta.FindStatusCondition(c.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
+		url := ""
+		if len(c.Spec.ManagedClusterClientConfigs) > 0 {
+			url = c.Spec.ManagedClusterClientConfigs[0].URL
+		}
+		fmt.Fprintf(w, "    %s\t%v\t%s\t%s\t%s\t%s\n", c.Name, c.Spec.HubAcceptsClient, conditionStatus(available),
+			c.Status.Version.Kubernetes, c.Labels[clusterv1beta2.ClusterSetLabel], url)
 	}
-	profiles, err := listProfiles(ctx, h)
+	return w.Flush()
+}
+
+// showProfiles waits for every profile the bindings call for and prints them.
+func (d *demo) showProfiles(ctx context.Context) error {
+	step("The bundle publishes a ClusterProfile per cluster in each namespace its set is bound into")
+	want := []types.NamespacedName{{Namespace: kueueNS, Name: "cluster1"}, {Namespace: kueueNS, Name: "cluster2"},
+		{Namespace: argocdNS, Name: "cluster1"}, {Namespace: argocdNS, Name: "cluster2"}}
+	err := d.waitFor(ctx, "4 profiles with both access entries", func(ctx context.Context) (bool, error) {
+		for _, key := range want {
+			p := &cpv1alpha1.ClusterProfile{}
+			if err := d.hub.Get(ctx, key, p); err != nil || len(p.Status.AccessProviders) < 2 {
+				return false, client.IgnoreNotFound(err)
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	return d.printProfiles(ctx)
+}
+
+func (d *demo) printProfiles(ctx context.Context) error {
+	profiles := &cpv1alpha1.ClusterProfileList{}
+	if err := d.hub.List(ctx, profiles); err != nil {
+		return err
+	}
+	sort.Slice(profiles.Items, func(i, j int) bool {
+		a, b := profiles.Items[i], profiles.Items[j]
+		return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
+	})
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 3, ' ', 0)
+	fmt.Fprintln(w, "    NAMESPACE\tNAME\tCLUSTERSET\tKUBERNETES\tCONTROLPLANEHEALTHY\tACCESS PROVIDERS")
+	for _, p := range profiles.Items {
+		var entries []string
+		for _, a := range p.Status.AccessProviders {
+			entries = append(entries, a.Name)
+		}
+		healthy := meta.FindStatusCondition(p.Status.Conditions, cpv1alpha1.ClusterConditionControlPlaneHealthy)
+		fmt.Fprintf(w, "    %s\t%s\t%s\t%s\t%s\t%s\n", p.Namespace, p.Name, p.Labels[clusterprofile.LabelClusterSet],
+			p.Status.Version.Kubernetes, conditionStatus(healthy), strings.Join(entries, ","))
+	}
+	return w.Flush()
+}
+
+// showAgentConditions waits for the agent's report on cluster1 and prints
+// the profile's conditions and the agent's properties.
+func (d *demo) showAgentConditions(ctx context.Context) error {
+	step("The cluster-profile-agent addon (placed by OCM, run on each cluster) reports health into the profiles")
+	key := types.NamespacedName{Namespace: kueueNS, Name: "cluster1"}
+	p := &cpv1alpha1.ClusterProfile{}
+	err := d.waitFor(ctx, "the agent's report in "+key.String(), func(ctx context.Context) (bool, error) {
+		if err := d.hub.Get(ctx, key, p); err != nil {
+			return false, err
+		}
+		return meta.FindStatusCondition(p.Status.Conditions, agentapi.ConditionAllNodesHealthy) != nil, nil
+	})
 	if err != nil {
 		return err
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 3, ' ', 0)
-	fmt.Fprintln(w, "NAMESPACE\tNAME\tAGE\tCLUSTERSET\tCLUSTER-NAME")
-	for _, p := range profiles {
-		age := time.Since(p.CreationTimestamp.Time).Round(time.Second)
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", p.Namespace, p.Name, age,
-			p.Labels[clusterprofile.LabelClusterSet], p.Labels[clusterprofile.LabelClusterName])
+	fmt.Fprintln(w, "    CONDITION\tSTATUS\tREASON\tMESSAGE")
+	for _, c := range p.Status.Conditions {
+		fmt.Fprintf(w, "    %s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, c.Message)
+	}
+	fmt.Fprintln(w, "    PROPERTY\tVALUE")
+	for _, prop := range p.Status.Properties {
+		if strings.HasSuffix(prop.Name, agentapi.ClaimSuffix) {
+			fmt.Fprintf(w, "    %s\t%s\n", prop.Name, prop.Value)
+		}
 	}
 	return w.Flush()
 }
 
-// runKubectl prints and runs a kubectl command against the hub. It returns
-// false, having said why, when there is no kubectl or it failed, so that the
-// caller prints the same information itself.
-func runKubectl(ctx context.Context, h *hub, args []string) bool {
-	if h.kubeconfig != "" {
-		args = append([]string{"--kubeconfig", displayPath(h.kubeconfig)}, args...)
-	}
-	fmt.Printf("\n$ kubectl %s\n", strings.Join(args, " "))
-	path, err := exec.LookPath("kubectl")
-	if err != nil {
-		fmt.Println("(kubectl is not on PATH; the same table, read from the API:)")
-		return false
-	}
-	cmd := exec.CommandContext(ctx, path, args...)
-	var stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = os.Stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() == nil {
-			fmt.Printf("(kubectl failed: %v %s; the same table, read from the API:)\n", err, strings.TrimSpace(stderr.String()))
-		}
-		return false
-	}
-	return true
-}
-
-// showProfile prints a profile's labels, spec and status as YAML, as the
-// API server returns them.
-func showProfile(ctx context.Context, h *hub, key types.NamespacedName) error {
-	p := &unstructured.Unstructured{}
-	p.SetGroupVersionKind(cpv1alpha1.GroupVersion.WithKind("ClusterProfile"))
-	if err := h.client.Get(ctx, key, p); err != nil {
-		return fmt.Errorf("reading ClusterProfile %s: %w", key, err)
-	}
-	view := map[string]any{
-		"metadata": map[string]any{"name": p.GetName(), "namespace": p.GetNamespace(), "labels": p.GetLabels()},
-		"spec":     p.Object["spec"],
-		"status":   p.Object["status"],
-	}
-	out, err := yaml.Marshal(view)
-	if err != nil {
-		return fmt.Errorf("rendering ClusterProfile %s: %w", key, err)
-	}
-	fmt.Printf("\nClusterProfile %s (metadata trimmed; the whole object: kubectl get clusterprofile %s -n %s -o yaml):\n",
-		key, key.Name, key.Namespace)
-	fmt.Print(indent(string(out), "    "))
-	return nil
-}
-
-// showConditions prints the mirrored conditions of every profile of a cluster.
-func showConditions(ctx context.Context, h *hub, cluster string) error {
-	profiles, err := listProfiles(ctx, h)
+// showSyncedToken waits for the token copy of cluster1 in kueue-system and
+// prints what it is, without the token itself.
+func (d *demo) showSyncedToken(ctx context.Context) error {
+	step("The managed-serviceaccount agent's real token is copied next to the profile, for cp-creds")
+	key := types.NamespacedName{Namespace: kueueNS, Name: "cluster1-" + consumer.ManagedServiceAccount}
+	s := &corev1.Secret{}
+	err := d.waitFor(ctx, "Secret "+key.String(), func(ctx context.Context) (bool, error) {
+		return d.hub.Get(ctx, key, s) == nil, nil
+	})
 	if err != nil {
 		return err
 	}
-	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	for _, p := range profiles {
-		if p.Name != cluster {
-			continue
-		}
-		for _, conditionType := range []string{cpv1alpha1.ClusterConditionControlPlaneHealthy, clusterprofile.ConditionJoined} {
-			c := meta.FindStatusCondition(p.Status.Conditions, conditionType)
-			if c == nil {
-				continue
-			}
-			fmt.Fprintf(w, "    %s/%s\t%s=%s\t%s: %s\n", p.Namespace, p.Name, c.Type, c.Status, c.Reason, c.Message)
-		}
-	}
-	return w.Flush()
+	fmt.Printf("    Secret %s: owned by %s, token of %s (%d bytes), ca.crt %d bytes\n", key,
+		owners(s), tokenSubject(s.Data["token"]), len(s.Data["token"]), len(s.Data["ca.crt"]))
+	return nil
 }
 
-func indent(text, prefix string) string {
-	lines := strings.SplitAfter(text, "\n")
-	for i, line := range lines {
-		if line != "" {
-			lines[i] = prefix + line
-		}
+func owners(obj client.Object) string {
+	var out []string
+	for _, o := range obj.GetOwnerReferences() {
+		out = append(out, o.Kind+" "+o.Name)
 	}
-	return strings.Join(lines, "")
+	return strings.Join(out, ", ")
+}
+
+// tokenSubject reads the subject of a service account token (a JWT).
+func tokenSubject(token []byte) string {
+	parts := strings.Split(string(token), ".")
+	if len(parts) != 3 {
+		return "(not a JWT)"
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
+	var claims struct {
+		Sub string `json:"sub"`
+	}
+	if err != nil || json.Unmarshal(raw, &claims) != nil {
+		return "(unreadable JWT)"
+	}
+	return claims.Sub
+}
+
+func conditionStatus(c *metav1.Condition) string {
+	if c == nil {
+		return "-"
+	}
+	return string(c.Status)
 }

@@ -1,200 +1,130 @@
+//go:build linux
+
 package e2e
 
 import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	addonapiv1beta1 "open-cluster-management.io/api/addon/v1beta1"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
-	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	addonv1beta1 "open-cluster-management.io/api/addon/v1beta1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"open-cluster-management.io/clusterprofile-bundle/pkg/agent"
-	"open-cluster-management.io/clusterprofile-bundle/pkg/agent/agenttest"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
-	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
-	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 )
 
-const agentCluster = "agent-c1"
-
-// The agent runs against a managed control plane and reports to the hub with
-// the identity the addon registration gives it; the test plays the
-// klusterlet (claims to ManagedCluster status, the addon's Available from its
-// lease). The profile then tells a consumer whether the cluster is fit.
-func TestTheAgentsReportReachesTheClusterProfile(t *testing.T) {
-	ctx := framework.ContextFor(t)
-	g := NewWithT(t)
-	c := hub.Client
-
-	// The managed cluster: two nodes, one of them with GPUs, and a control
-	// plane whose scheduler stopped renewing its lease.
-	for _, n := range []*corev1.Node{
-		agenttest.MakeNode("agent-node-a").Capacity("8", "32Gi", "110").Allocatable("7500m", "30Gi", "110").GPUs("4", "4").Obj(),
-		agenttest.MakeNode("agent-node-b").Capacity("8", "32Gi", "110").Allocatable("7500m", "30Gi", "110").Obj(),
-	} {
-		createManaged(ctx, t, n)
-	}
-	ensureAgentNamespace(ctx, t) // for the addon lease
-	createManaged(ctx, t, agenttest.MakeLease("kube-system", "kube-controller-manager", time.Now()))
-	createManaged(ctx, t, agenttest.MakeLease("kube-system", "kube-scheduler", time.Now().Add(-10*time.Minute)))
-
-	// The hub: the cluster, published into a namespace, and its addon.
-	cma := &addonapiv1beta1.ClusterManagementAddOn{ObjectMeta: metav1.ObjectMeta{Name: agentapi.AddonName},
-		Spec: addonapiv1beta1.ClusterManagementAddOnSpec{InstallStrategy: addonapiv1beta1.InstallStrategy{Type: addonapiv1beta1.AddonInstallStrategyManual}}}
-	must(t, c.Create(ctx, cma))
-	t.Cleanup(func() { _ = c.Delete(context.Background(), cma) })
-	framework.CreateNamespace(ctx, t, c, agentCluster)
-	framework.CreateNamespace(ctx, t, c, "agent-consumer")
-	framework.CreateClusterSet(ctx, t, c, utiltesting.MakeClusterSet("agent-set").Obj())
-	framework.CreateCluster(ctx, t, c, utiltesting.MakeManagedCluster(agentCluster).ClusterSet("agent-set").
-		Available(metav1.ConditionTrue).Joined().Obj())
-	framework.CreateBinding(ctx, t, c, utiltesting.MakeBinding("agent-consumer", "agent-set").Bound(true).Obj())
-	must(t, c.Create(ctx, &addonapiv1beta1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Namespace: agentCluster, Name: agentapi.AddonName,
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: "addon.open-cluster-management.io/v1beta1", Kind: "ClusterManagementAddOn",
-			Name: cma.Name, UID: cma.UID}}}}))
-	framework.StartManager(t, hub, framework.ManagerOptions{Gates: map[string]bool{"ClusterProfile": true, "ClusterProfileAgent": true}})
-
-	// The agent, with the hub identity the addon manager granted.
-	runAgent(ctx, t, agentIdentity(t))
-	g.Eventually(func(g Gomega) []string {
-		addon := &addonapiv1beta1.ManagedClusterAddOn{}
-		g.Expect(c.Get(ctx, types.NamespacedName{Namespace: agentCluster, Name: agentapi.AddonName}, addon)).To(Succeed())
-		var types []string
-		for _, cond := range addon.Status.Conditions {
-			types = append(types, cond.Type)
-		}
-		return types
-	}, framework.Timeout, framework.Interval).Should(ContainElements(agentapi.ConditionControlPlaneHealthy, agentapi.ConditionAllNodesHealthy))
-
-	// The klusterlet's part: claims to the ManagedCluster, lease to Available.
-	copyClaimsToTheHub(ctx, t)
-	setAddonAvailable(ctx, t, metav1.ConditionTrue)
-
-	profile := func(g Gomega) *cpv1alpha1.ClusterProfile {
-		p := &cpv1alpha1.ClusterProfile{}
-		g.Expect(c.Get(ctx, types.NamespacedName{Namespace: "agent-consumer", Name: agentCluster}, p)).To(Succeed())
-		return p
-	}
-	g.Eventually(func(g Gomega) {
-		p := profile(g)
-		conditions := map[string]metav1.Condition{}
-		for _, cond := range p.Status.Conditions {
-			conditions[cond.Type] = cond
-		}
-		g.Expect(conditions["ControlPlaneHealthy"].Status).To(Equal(metav1.ConditionFalse))
-		g.Expect(conditions["ControlPlaneHealthy"].Reason).To(Equal(agentapi.ReasonAgentChecksFailed))
-		g.Expect(conditions["ControlPlaneHealthy"].Message).To(ContainSubstring("kube-scheduler"))
-		g.Expect(conditions["AllNodesHealthy"].Status).To(Equal(metav1.ConditionTrue))
-		g.Expect(conditions["AllNodesHealthy"].Reason).To(Equal(agentapi.ReasonAgentNodesHealthy))
-		properties := map[string]string{}
-		for _, prop := range p.Status.Properties {
-			properties[prop.Name] = prop.Value
-		}
-		g.Expect(properties).To(HaveKeyWithValue(agentapi.ClaimNodes, "2"))
-		g.Expect(properties).To(HaveKeyWithValue(agentapi.ClaimNodesReady, "2"))
-		g.Expect(properties).To(HaveKeyWithValue(agentapi.ClaimGPUAllocatable, "4"))
-		g.Expect(properties).To(HaveKeyWithValue(agentapi.ClaimCPUAllocatable, "15"))
-	}, framework.Timeout, framework.Interval).Should(Succeed())
-
-	// The agent goes quiet: the profile falls back to the klusterlet, saying so.
-	setAddonAvailable(ctx, t, metav1.ConditionUnknown)
-	g.Eventually(func(g Gomega) {
-		p := profile(g)
-		var reasons []string
-		for _, cond := range p.Status.Conditions {
-			reasons = append(reasons, cond.Type+"="+cond.Reason)
-		}
-		g.Expect(reasons).To(ConsistOf("ControlPlaneHealthy=NoFreshAgentReport", "Joined=ManagedClusterJoined"))
-	}, framework.Timeout, framework.Interval).Should(Succeed())
-}
-
-func createManaged(ctx context.Context, t *testing.T, obj client.Object) {
-	t.Helper()
-	status := obj.DeepCopyObject().(client.Object)
-	must(t, managed.Client.Create(ctx, obj))
-	if node, ok := status.(*corev1.Node); ok {
-		node.ResourceVersion = obj.GetResourceVersion()
-		must(t, managed.Client.Status().Update(ctx, node))
-	}
-	t.Cleanup(func() { _ = managed.Client.Delete(context.Background(), obj) })
-}
-
-// ensureAgentNamespace creates the agent's namespace on the managed cluster
-// once; namespaces are never deleted (envtest runs no namespace controller).
-func ensureAgentNamespace(ctx context.Context, t *testing.T) {
-	t.Helper()
-	err := managed.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: agentNS}})
-	must(t, client.IgnoreAlreadyExists(err))
-}
-
-// agentIdentity is the hub config of the agent's registration identity.
-func agentIdentity(t *testing.T) *rest.Config {
-	cfg := rest.CopyConfig(hub.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{
-		UserName: "system:open-cluster-management:cluster:" + agentCluster + ":addon:" + agentapi.AddonName + ":agent:" + agentapi.AgentName,
-		Groups: []string{"system:open-cluster-management:cluster:" + agentCluster + ":addon:" + agentapi.AddonName,
-			"system:open-cluster-management:addon:" + agentapi.AddonName, "system:authenticated"},
-	}
-	return cfg
-}
-
-// runAgent runs the agent on its manager, as the binary does, until the test ends.
-func runAgent(ctx context.Context, t *testing.T, hubConfig *rest.Config) {
-	t.Helper()
-	mgr, err := ctrl.NewManager(managed.Config, agent.ManagerOptions("0"))
-	must(t, err)
-	must(t, agent.Setup(mgr, agent.Options{ClusterName: agentCluster, AddonNamespace: agentapi.DefaultInstallNamespace,
-		Period: 200 * time.Millisecond, LeaseStaleAfter: time.Minute, MinWriteInterval: time.Millisecond}, hubConfig))
-	agentCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(agentCtx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("agent: %v", err)
-		}
-	})
-}
-
-// copyClaimsToTheHub does what the klusterlet does with ClusterClaims.
-func copyClaimsToTheHub(ctx context.Context, t *testing.T) {
-	t.Helper()
-	NewWithT(t).Eventually(func(g Gomega) {
-		claims := &clusterv1alpha1.ClusterClaimList{}
-		g.Expect(managed.Client.List(ctx, claims)).To(Succeed())
-		var copied []clusterv1.ManagedClusterClaim
-		for _, claim := range claims.Items {
-			if strings.HasSuffix(claim.Name, agentapi.ClaimSuffix) {
-				copied = append(copied, clusterv1.ManagedClusterClaim{Name: claim.Name, Value: claim.Spec.Value})
+// TestAgentAddonIsPlacedDeployedAndCredentialedByOCM: the chart's
+// ClusterManagementAddOn places the agent on every cluster of the global
+// set; OCM's addon manager enables it, the work agent applies the
+// manager's manifests, the registration agent gets its hub certificate
+// through a CSR the manager approves, and the kubelet runs
+// bin/clusterprofile-agent with it. Its reports reach the profiles, and its
+// certificate cannot write another cluster's addon status.
+func TestAgentAddonIsPlacedDeployedAndCredentialedByOCM(t *testing.T) {
+	requireEnv(t)
+	ctx, g := context.Background(), NewWithT(t)
+	g.SetDefaultEventuallyTimeout(timeout)
+	g.SetDefaultEventuallyPollingInterval(interval)
+	for _, c := range []string{"cluster1", "cluster2"} {
+		g.Eventually(func(g Gomega) {
+			mca := &addonv1beta1.ManagedClusterAddOn{}
+			g.Expect(hub.Get(ctx, key(c, agentapi.AddonName), mca)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1beta1.ManagedClusterAddOnConditionAvailable)).To(BeTrue())
+		}).Should(Succeed(), "the agent addon available on %s", c)
+		g.Eventually(func(g Gomega) {
+			p := &cpv1alpha1.ClusterProfile{}
+			g.Expect(hub.Get(ctx, key(consumerNS, c), p)).To(Succeed())
+			healthy := meta.FindStatusCondition(p.Status.Conditions, cpv1alpha1.ClusterConditionControlPlaneHealthy)
+			g.Expect(healthy).NotTo(BeNil())
+			// Reported by the agent: the API server is ready; no scheduler
+			// runs here and kube-controller-manager does not elect a leader,
+			// so neither has a Lease to judge.
+			g.Expect(healthy.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(healthy.Reason).To(Equal(agentapi.ReasonAgentChecksPartiallyObserved))
+			g.Expect(healthy.Message).To(ContainSubstring("no Lease kube-system/kube-scheduler"))
+			nodes := meta.FindStatusCondition(p.Status.Conditions, agentapi.ConditionAllNodesHealthy)
+			g.Expect(nodes).NotTo(BeNil())
+			g.Expect(nodes.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(nodes.Reason).To(Equal(agentapi.ReasonAgentNodesHealthy))
+			// The agent's claims, as the klusterlet carried them to the
+			// ManagedCluster: the one node prepareCluster registered.
+			reported := map[string]string{}
+			for _, prop := range p.Status.Properties {
+				if strings.HasSuffix(prop.Name, agentapi.ClaimSuffix) {
+					reported[prop.Name] = prop.Value
+				}
 			}
-		}
-		g.Expect(copied).To(HaveLen(9))
-		framework.UpdateClusterStatus(ctx, t, hub.Client, agentCluster, func(mc *clusterv1.ManagedCluster) {
-			mc.Status.ClusterClaims = copied
-		})
-	}, framework.Timeout, framework.Interval).Should(Succeed())
+			want := map[string]string{
+				agentapi.ClaimNodes: "1", agentapi.ClaimNodesReady: "1",
+				agentapi.ClaimCPUCapacity: "8", agentapi.ClaimCPUAllocatable: "8",
+				agentapi.ClaimMemoryCapacity: "32Gi", agentapi.ClaimMemoryAllocatable: "32Gi",
+				agentapi.ClaimPodsAllocatable: "110",
+			}
+			g.Expect(cmp.Diff(want, reported)).To(BeEmpty(), "the agent's properties (-want +got)")
+		}).Should(Succeed(), "the agent's report in the profile of %s", c)
+	}
+
+	cfg := agentHubConfig(ctx, t, "cluster1")
+	cs, err := kubernetes.NewForConfig(cfg)
+	g.Expect(err).NotTo(HaveOccurred())
+	review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(review.Status.UserInfo.Username).To(HavePrefix("system:open-cluster-management:cluster:cluster1:addon:" + agentapi.AddonName + ":agent:"))
+	agentHub, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	g.Expect(err).NotTo(HaveOccurred())
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"status":{"conditions":[{"type":"ControlPlaneHealthy","status":"False",`+
+		`"reason":"Forged","message":"written with another cluster's certificate","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`))
+	for cluster, allowed := range map[string]bool{"cluster1": true, "cluster2": false} {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: cluster, Verb: "patch", Group: addonv1beta1.GroupName,
+				Resource: "managedclusteraddons", Subresource: "status", Name: agentapi.AddonName}}}
+		g.Expect(agentHub.Create(ctx, review)).To(Succeed())
+		g.Expect(review.Status.Allowed).To(Equal(allowed), "cluster1's agent may patch the addon status in %s", cluster)
+	}
+	other := &addonv1beta1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster2", Name: agentapi.AddonName}}
+	err = agentHub.Status().Patch(ctx, other, patch)
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "cluster1's agent writing cluster2's addon status: %v", err)
 }
 
-// setAddonAvailable does what the klusterlet does with the addon's lease.
-func setAddonAvailable(ctx context.Context, t *testing.T, status metav1.ConditionStatus) {
+// agentHubConfig is the hub identity OCM gave the agent on a cluster: the
+// certificate in the Secret the registration agent keeps for the addon
+// (issued through a CSR), which the kubelet mounts into the agent's pod.
+func agentHubConfig(ctx context.Context, t *testing.T, cluster string) *rest.Config {
 	t.Helper()
-	framework.UpdateStatus(ctx, t, hub.Client, &addonapiv1beta1.ManagedClusterAddOn{
-		ObjectMeta: metav1.ObjectMeta{Namespace: agentCluster, Name: agentapi.AddonName}},
-		func(a *addonapiv1beta1.ManagedClusterAddOn) {
-			// Replaced, not set: the condition transitions now whatever its status was.
-			meta.RemoveStatusCondition(&a.Status.Conditions, "Available")
-			a.Status.Conditions = append(a.Status.Conditions, metav1.Condition{Type: "Available", Status: status,
-				Reason: "ManagedClusterAddOnLeaseUpdated", LastTransitionTime: metav1.Now()})
-		})
+	cs, err := env.Cluster(cluster).Clientset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := cs.CoreV1().Secrets(agentapi.DefaultInstallNamespace).Get(ctx, agentapi.AddonName+"-hub-kubeconfig", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{corev1.TLSCertKey, corev1.TLSPrivateKeyKey} {
+		if len(secret.Data[k]) == 0 {
+			t.Fatalf("Secret %s/%s has no %s (keys: %s)", secret.Namespace, secret.Name, k, strings.Join(keys(secret.Data), ", "))
+		}
+	}
+	return &rest.Config{Host: env.Hub.URL, TLSClientConfig: rest.TLSClientConfig{
+		CAData: env.Hub.CAData, CertData: secret.Data[corev1.TLSCertKey], KeyData: secret.Data[corev1.TLSPrivateKeyKey]}}
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }

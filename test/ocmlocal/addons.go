@@ -103,17 +103,9 @@ func (e *Env) startManagedServiceAccount(ctx context.Context) error {
 // EnableAddon creates the addon's ManagedClusterAddOn in every cluster
 // namespace, as `clusteradm addon enable --names <addon>` does.
 func (e *Env) EnableAddon(ctx context.Context, addon, installNamespace string) error {
-	hub, err := e.hubClient()
-	if err != nil {
-		return err
-	}
 	for _, c := range e.Clusters {
-		mca := &addonv1beta1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: addon, Namespace: c.Name}}
-		// v1beta1 has no installNamespace field; the annotation carries it
-		// (the conversion webhook maps v1alpha1's spec.installNamespace to it).
-		mca.Annotations = map[string]string{addonv1beta1.InstallNamespaceAnnotation: installNamespace}
-		if err := createIgnoringExists(mca, hub.Create(ctx, mca)); err != nil {
-			return fmt.Errorf("enabling addon %s on %s: %w", addon, c.Name, err)
+		if err := e.enableAddonOn(ctx, addon, installNamespace, c.Name); err != nil {
+			return err
 		}
 	}
 	return nil

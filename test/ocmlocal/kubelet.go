@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -486,6 +487,8 @@ func (k *kubelet) containerEnv(ctx context.Context, d *appsv1.Deployment, c core
 			env[v.Name] = expandVars(v.Value, env)
 		case v.ValueFrom.FieldRef != nil:
 			env[v.Name] = fieldValue(d, v.ValueFrom.FieldRef.FieldPath)
+		case v.ValueFrom.ResourceFieldRef != nil:
+			env[v.Name] = resourceValue(d, c, v.ValueFrom.ResourceFieldRef)
 		case v.ValueFrom.SecretKeyRef != nil:
 			s, err := k.client.CoreV1().Secrets(d.Namespace).Get(ctx, v.ValueFrom.SecretKeyRef.Name, metav1.GetOptions{})
 			if err != nil {
@@ -517,6 +520,30 @@ func fieldValue(d *appsv1.Deployment, path string) string {
 		return "ocmlocal"
 	}
 	return ""
+}
+
+// resourceValue is a container's request or limit as the downward API gives
+// it (divisor 1: bytes, whole cores rounded up); "" when not set.
+func resourceValue(d *appsv1.Deployment, c corev1.Container, ref *corev1.ResourceFieldSelector) string {
+	if ref.ContainerName != "" {
+		for _, other := range d.Spec.Template.Spec.Containers {
+			if other.Name == ref.ContainerName {
+				c = other
+			}
+		}
+	}
+	list := c.Resources.Limits
+	name, isRequest := strings.CutPrefix(ref.Resource, "requests.")
+	if isRequest {
+		list = c.Resources.Requests
+	} else {
+		name = strings.TrimPrefix(ref.Resource, "limits.")
+	}
+	q, ok := list[corev1.ResourceName(name)]
+	if !ok {
+		return ""
+	}
+	return strconv.FormatInt(q.Value(), 10)
 }
 
 // expandVars replaces $(NAME) with the variable's value, as Kubernetes does

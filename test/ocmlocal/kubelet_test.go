@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
 )
@@ -113,5 +115,24 @@ func TestExpandVars(t *testing.T) {
 	env := map[string]string{"NS": "addons", "NAME": "agent"}
 	if got, want := expandVars("--namespace=$(NS) --name=$(NAME) $(UNSET)", env), "--namespace=addons --name=agent $(UNSET)"; got != want {
 		t.Errorf("expandVars = %q, want %q", got, want)
+	}
+}
+
+func TestResourceValue(t *testing.T) {
+	d := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+		Name: "manager",
+		Resources: corev1.ResourceRequirements{
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m")},
+		},
+	}}}}}}
+	c := d.Spec.Template.Spec.Containers[0]
+	got := map[string]string{}
+	for _, r := range []string{"limits.memory", "requests.cpu", "limits.cpu"} {
+		got[r] = resourceValue(d, corev1.Container{}, &corev1.ResourceFieldSelector{ContainerName: c.Name, Resource: r})
+	}
+	want := map[string]string{"limits.memory": "536870912", "requests.cpu": "1", "limits.cpu": ""}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("resource values (-want +got):\n%s", diff)
 	}
 }

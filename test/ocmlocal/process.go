@@ -63,9 +63,10 @@ func (ps *processes) start(spec processSpec) (*process, error) {
 	}
 	// Own process group: Stop signals the group, which reaches children the
 	// process started. Pdeathsig: if the harness dies without Stop (test
-	// binary killed, Ctrl-C), the kernel kills the process with it.
+	// binary killed), the kernel sends the process SIGTERM, so it ends as on
+	// Stop (a pod sandbox passes SIGTERM on to its containers).
 	cmd.SysProcAttr.Setpgid = true
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s (%s): %w", spec.name, spec.argv[0], err)
 	}

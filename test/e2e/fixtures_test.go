@@ -1,0 +1,86 @@
+//go:build linux
+
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
+
+	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
+)
+
+// syncLabel asks the bundle's syncer to copy a ManagedServiceAccount's
+// token next to the cluster's profiles.
+const syncLabel = "authentication.open-cluster-management.io/sync-to-clusterprofile"
+
+// prepareCluster registers a node, lets the multikueue service account
+// (which the managed-serviceaccount agent creates) list namespaces, and
+// creates the ManagedServiceAccount on the hub.
+func prepareCluster(ctx context.Context, c *ocmlocal.ManagedCluster) error {
+	if err := c.RegisterNode(ctx, c.Name+"-node", "8", "32Gi"); err != nil {
+		return err
+	}
+	cs, err := c.Clientset()
+	if err != nil {
+		return err
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "multikueue-list-namespaces"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"list"}}}}
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "multikueue-list-namespaces"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: "open-cluster-management-agent-addon", Name: msaName}}}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	msa := &authv1beta1.ManagedServiceAccount{
+		ObjectMeta: metav1.ObjectMeta{Namespace: c.Name, Name: msaName, Labels: map[string]string{syncLabel: "true"}},
+		Spec: authv1beta1.ManagedServiceAccountSpec{Rotation: authv1beta1.ManagedServiceAccountRotation{
+			Enabled: true, Validity: metav1.Duration{Duration: 24 * time.Hour}}},
+	}
+	return hub.Create(ctx, msa)
+}
+
+// bindSet creates the namespace and binds the set into it.
+func bindSet(ctx context.Context, namespace, set string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if err := hub.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	binding := &clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: set},
+		Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: set}}
+	return hub.Create(ctx, binding)
+}
+
+// newConsumer is a consumer of namespace with its own hub identity, as
+// MultiKueue runs: a service account allowed to get Secrets (the synced
+// token copies) in its namespace and nothing else. Its providers are the
+// seed's, with cp-creds given that identity and namespace.
+func newConsumer(ctx context.Context, namespace string) (*consumer.Consumer, error) {
+	kubeconfig, err := consumerKubeconfig(ctx, namespace)
+	if err != nil {
+		return nil, err
+	}
+	providers := consumer.SeedProviders(cpCreds)
+	for i := range providers {
+		providers[i].ExecConfig.Env = []clientcmdapi.ExecEnvVar{{Name: "KUBECONFIG", Value: kubeconfig}, {Name: "NAMESPACE", Value: namespace}}
+	}
+	return &consumer.Consumer{Profiles: hub, Namespace: namespace, Providers: providers}, nil
+}
+
+func consumerKubeconfig(ctx context.Context, namespace string) (string, error) {
+	path := filepath.Join(env.WorkDir, "consumer-"+namespace+".kubeconfig")
+	return path, consumer.WriteKubeconfig(ctx, env.HubConfig(), namespace, path)
+}

@@ -1,0 +1,167 @@
+//go:build linux
+
+// Package e2e runs the bundle against real Open Cluster Management on this
+// machine (test/ocmlocal): OCM's hub, two klusterlets registered through
+// the real CSR flow, managed-serviceaccount, cluster-proxy with its user
+// server and tunnel, and kube-controller-manager for garbage collection.
+// The bundle is installed with its Helm chart (all gates on); the hub's
+// "kubelet" runs the chart's manager Deployment from bin/clusterprofile-
+// manager with the chart's arguments and service account, and the agent
+// addon that OCM's work agent applies on each cluster from
+// bin/clusterprofile-agent. Nothing OCM would write is written by hand.
+package e2e
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
+)
+
+const (
+	releaseName      = "clusterprofile-manager"
+	releaseNamespace = "clusterprofile-system"
+	// consumerNS is where the shared consumer (MultiKueue) sees the fleet:
+	// OCM's "default" ManagedClusterSet is bound there.
+	consumerNS = "kueue-system"
+	defaultSet = "default"
+	msaName    = "multikueue"
+	timeout    = 3 * time.Minute
+	interval   = 500 * time.Millisecond
+)
+
+var (
+	env *ocmlocal.Env
+	hub client.Client
+	// cpCreds is bin/cp-creds, the consumers' exec plugin.
+	cpCreds string
+	// skipReason is why the suite cannot run here (binaries, root, -short).
+	skipReason string
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	flag.Parse()
+	// The harness uses envtest's CRD installer, which logs through
+	// controller-runtime; the processes' own logs are in the work directory.
+	ctrllog.SetLogger(logr.Discard())
+	if skipReason = whyNot(); skipReason != "" {
+		return m.Run()
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	var err error
+	env, err = ocmlocal.Start(ctx, ocmlocal.Options{Clusters: 2, ManagedServiceAccount: true, ClusterProxy: true,
+		KeepWorkDir: os.Getenv("E2E_KEEP_WORKDIR") != ""})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the local OCM:", err)
+		return 1
+	}
+	defer env.Stop()
+	defer env.StopOnSignal()()
+	if err := setUp(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "setting up the suite (logs in %s): %v\n", env.LogDir(), err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "e2e: OCM and the bundle up in %s\n", time.Since(start).Round(time.Second))
+	code := m.Run()
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "e2e: process logs in %s (set E2E_KEEP_WORKDIR=1 to keep them)\n", env.LogDir())
+	}
+	return code
+}
+
+// whyNot says why the suite cannot run, or "".
+func whyNot() string {
+	switch {
+	case testing.Short():
+		return "end-to-end suite skipped in -short mode"
+	case os.Geteuid() != 0:
+		return "the local OCM needs root (pod sandboxes use mount and network namespaces)"
+	}
+	if err := ocmlocal.BinariesBuilt(); errors.Is(err, ocmlocal.ErrBinariesMissing) {
+		return err.Error()
+	}
+	for _, name := range []string{"clusterprofile-manager", "clusterprofile-agent", "cp-creds"} {
+		if _, err := os.Stat(filepath.Join(ocmlocal.RepoRoot(), "bin", name)); err != nil {
+			return fmt.Sprintf("bin/%s not built (make build): %v", name, err)
+		}
+	}
+	return ""
+}
+
+// requireEnv skips the test when the suite cannot run here.
+func requireEnv(t *testing.T) {
+	t.Helper()
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+}
+
+// setUp installs the bundle with its chart and prepares what a platform
+// engineer would for MultiKueue: a node per cluster, the multikueue
+// ManagedServiceAccount (synced to profiles) with the right to list
+// namespaces on each cluster, and the default set bound into kueue-system.
+func setUp(ctx context.Context) error {
+	var err error
+	if hub, err = env.HubClient(); err != nil {
+		return err
+	}
+	cpCreds = filepath.Join(ocmlocal.RepoRoot(), "bin", "cp-creds")
+	if err := installBundle(ctx); err != nil {
+		return err
+	}
+	for _, c := range env.Clusters {
+		if err := prepareCluster(ctx, c); err != nil {
+			return err
+		}
+	}
+	return bindSet(ctx, consumerNS, defaultSet)
+}
+
+// installBundle installs the chart with every gate on, the access
+// provider entry naming the user server where it listens here.
+func installBundle(ctx context.Context) error {
+	chart, err := chartrender.Load(chartrender.ChartDir("clusterprofile-manager"))
+	if err != nil {
+		return err
+	}
+	proxy, err := url.Parse(env.Proxy.URL)
+	if err != nil {
+		return err
+	}
+	port, err := strconv.Atoi(proxy.Port())
+	if err != nil {
+		return err
+	}
+	values := map[string]any{
+		"featureGates": map[string]any{"clusterProfile": true, "clusterProfileAccessProvider": true,
+			"clusterProfileDirectAccess": true, "clusterProfileCredSyncer": true, "clusterProfileAgent": true},
+		"userServer": map[string]any{"host": proxy.Hostname(), "port": port},
+		"agent":      map[string]any{"period": "5s"},
+	}
+	if err := env.InstallChart(ctx, chart, releaseName, releaseNamespace, values); err != nil {
+		return err
+	}
+	return env.WaitDeploymentAvailable(ctx, releaseNamespace, releaseName)
+}
+
+func key(namespace, name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: namespace, Name: name}
+}

@@ -1,0 +1,57 @@
+//go:build linux
+
+package ocmlocal
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/kube"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// InstallChart installs a chart on the hub as `helm install
+// --create-namespace --take-ownership` does, with Helm's Go library and the
+// hub admin identity. Take-ownership: the harness installed the hub CRDs
+// (among them the ClusterProfile CRD) before any chart. The chart's
+// Deployments are then run by the hub kubelet like any other.
+func (e *Env) InstallChart(ctx context.Context, c *chart.Chart, release, namespace string, values map[string]any) error {
+	start := time.Now()
+	cfg := &action.Configuration{}
+	getter := kube.GetConfig(e.Hub.KubeconfigPath, "", namespace)
+	if err := cfg.Init(getter, namespace, "secret", func(string, ...any) {}); err != nil {
+		return fmt.Errorf("helm: %w", err)
+	}
+	install := action.NewInstall(cfg)
+	install.ReleaseName, install.Namespace = release, namespace
+	install.CreateNamespace, install.TakeOwnership = true, true
+	if _, err := install.RunWithContext(ctx, c, values); err != nil {
+		return fmt.Errorf("helm install %s: %w", release, err)
+	}
+	e.progressf("chart %s installed as release %s/%s in %s", c.Name(), namespace, release, since(start))
+	return nil
+}
+
+// WaitDeploymentAvailable waits until a Deployment on the hub has an
+// available replica, i.e. the hub kubelet runs its pod.
+func (e *Env) WaitDeploymentAvailable(ctx context.Context, namespace, name string) error {
+	hub, err := e.hubClient()
+	if err != nil {
+		return err
+	}
+	err = poll(ctx, 2*time.Minute, nil, func(ctx context.Context) (bool, error) {
+		d := &appsv1.Deployment{}
+		if err := hub.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, d); err != nil {
+			return false, err
+		}
+		return d.Status.AvailableReplicas > 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for Deployment %s/%s: %w", namespace, name, err)
+	}
+	return nil
+}
