@@ -2,69 +2,24 @@ package multikueue_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/multikueue"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 )
 
-// kueueModule is the Kueue release whose CRDs the tests install. Kueue is
-// not a dependency of this module (its types are not imported), so the
-// module is fetched into the module cache by version.
-const kueueModule = "sigs.k8s.io/kueue@v0.16.1"
-
 var env *framework.Env
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	crds, err := kueueCRDs()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	e, err := framework.Start(framework.Options{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = e.Stop() }()
-	if _, err := envtest.InstallCRDs(e.Config, envtest.CRDInstallOptions{Paths: crds, ErrorIfPathMissing: true}); err != nil {
-		fmt.Fprintln(os.Stderr, "installing Kueue's CRDs:", err)
-		return 1
-	}
-	env = e
-	return m.Run()
-}
-
-// kueueCRDs are the MultiKueue CRDs of the pinned Kueue release.
-func kueueCRDs() ([]string, error) {
-	cmd := exec.Command("go", "mod", "download", "-json", kueueModule)
-	cmd.Dir = framework.RepoRoot()
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("go mod download %s: %w", kueueModule, err)
-	}
-	var module struct{ Dir, Error string }
-	if err := json.Unmarshal(out, &module); err != nil || module.Dir == "" {
-		return nil, fmt.Errorf("go mod download %s: no module directory (%v) %s", kueueModule, err, module.Error)
-	}
-	bases := filepath.Join(module.Dir, "config", "components", "crd", "bases")
-	return []string{
-		filepath.Join(bases, "kueue.x-k8s.io_multikueueclusters.yaml"),
-		filepath.Join(bases, "kueue.x-k8s.io_multikueueconfigs.yaml"),
-	}, nil
+// TestMain starts a control plane with Kueue's MultiKueue CRDs, straight
+// from the module cache at the pinned Kueue version.
+func TestMain(m *testing.M) {
+	os.Exit(framework.Run(m, framework.Options{KueueCRDs: true}, &env))
 }
 
 // kueueView is what Kueue reads of one of its objects.
