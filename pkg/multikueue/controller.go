@@ -15,8 +15,10 @@ import (
 	"k8s.io/client-go/tools/events"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
@@ -73,9 +75,15 @@ func NewReconciler(c client.Client, readers Readers, recorder events.EventRecord
 // SetupWithManager wires the watches.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
-		For(&cpv1alpha1.ClusterProfile{}).
+		For(&cpv1alpha1.ClusterProfile{}, builder.WithPredicates(predicate.NewPredicateFuncs(r.inKueueNamespace))).
 		Watches(newUnstructured(ClusterKind), handler.EnqueueRequestsFromMapFunc(r.profileOfCluster))
 	return membership.ProfileMapper{Client: mgr.GetClient()}.Watch(b).Complete(r)
+}
+
+// inKueueNamespace passes only profiles in Kueue's namespace, the only
+// ones MultiKueue reads.
+func (r *Reconciler) inKueueNamespace(obj client.Object) bool {
+	return obj.GetNamespace() == r.opts.Namespace
 }
 
 // profileOfCluster maps a MultiKueueCluster to the profile of its name in
