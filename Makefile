@@ -21,13 +21,18 @@ CLUSTERPROFILE_CRD := multicluster.x-k8s.io_clusterprofiles.yaml
 STATICCHECK_VERSION ?= v0.6.1
 STATICCHECK := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: all build envtest ocm-binaries test unit integration chart-test manifests dashboard prometheus chart-crd lint vet fmt bench demo clean image
+.PHONY: all build cp-creds envtest ocm-binaries test unit integration chart-test manifests dashboard prometheus chart-crd lint vet fmt bench demo clean image
 
 all: build
 
 ## build: compile every binary into bin/
-build:
-	$(GO) build -o $(BIN)/ ./cmd/...
+build: cp-creds
+	$(GO) build -o $(BIN)/ $$($(GO) list ./cmd/... | grep -v '/cmd/cp-creds$$')
+
+## cp-creds: the exec plugin, static (CGO off) so it runs in distroless consumer
+## images; cmd/cp-creds' TestBuildIsStatic builds it through this target
+cp-creds:
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/cp-creds ./cmd/cp-creds
 
 ## envtest: build kube-apiserver and etcd for the tests (cached across clones)
 envtest: $(ENVTEST_DIR)/kube-apiserver $(ENVTEST_DIR)/etcd

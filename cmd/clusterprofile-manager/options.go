@@ -17,6 +17,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/hubmanager"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/multikueue"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/memlimit"
 )
 
@@ -61,14 +62,7 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 		"Port of cluster-proxy's user server.")
 	fs.StringVar(&m.DirectEntryName, "direct-access-provider-name", accessprovider.DefaultDirectEntryName,
 		"Name of the direct access provider entry (feature gate ClusterProfileDirectAccess).")
-	m.Agent = addon.DefaultOptions(defaultAgentImage)
-	fs.StringVar(&m.Agent.Image, "agent-image", defaultAgentImage,
-		"Image the cluster-profile-agent addon runs on managed clusters (feature gate ClusterProfileAgent).")
-	fs.DurationVar(&m.Agent.Period, "agent-period", m.Agent.Period, "How often the agent probes its cluster; it writes to the hub at most every 30s, and only on change.")
-	fs.DurationVar(&m.Agent.LeaseStaleAfter, "agent-lease-stale-after", m.Agent.LeaseStaleAfter,
-		"Age after which a controller-manager or scheduler leader Lease counts as stale.")
-	fs.IntVar(&m.Agent.UnhealthyNodeTolerance, "agent-unhealthy-node-tolerance", 0,
-		"How many not-Ready or pressured nodes AllNodesHealthy tolerates.")
+	addGatedCapabilityFlags(fs, m)
 	fs.Float32Var(&o.qps, "kube-api-qps", 50, "Queries per second allowed towards the hub API server.")
 	fs.IntVar(&o.burst, "kube-api-burst", 100, "Burst of queries allowed towards the hub API server.")
 
@@ -88,6 +82,23 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 		return nil, nil, fmt.Errorf("--cluster-manager-name must not be empty")
 	}
 	return o, zapOpts, nil
+}
+
+// addGatedCapabilityFlags adds the flags of the agent addon and the
+// MultiKueue integration.
+func addGatedCapabilityFlags(fs *pflag.FlagSet, m *hubmanager.Options) {
+	m.Agent = addon.DefaultOptions(defaultAgentImage)
+	fs.StringVar(&m.Agent.Image, "agent-image", defaultAgentImage,
+		"Image the cluster-profile-agent addon runs on managed clusters (feature gate ClusterProfileAgent).")
+	fs.DurationVar(&m.Agent.Period, "agent-period", m.Agent.Period, "How often the agent probes its cluster; it writes to the hub at most every 30s, and only on change.")
+	fs.DurationVar(&m.Agent.LeaseStaleAfter, "agent-lease-stale-after", m.Agent.LeaseStaleAfter,
+		"Age after which a controller-manager or scheduler leader Lease counts as stale.")
+	fs.IntVar(&m.Agent.UnhealthyNodeTolerance, "agent-unhealthy-node-tolerance", 0,
+		"How many not-Ready or pressured nodes AllNodesHealthy tolerates.")
+	fs.StringVar(&m.MultiKueue.Namespace, "multikueue-namespace", multikueue.DefaultNamespace,
+		"Kueue's namespace (its Configuration.namespace), whose ClusterProfiles get a MultiKueueCluster each (feature gate ClusterProfileMultiKueue).")
+	fs.StringVar(&m.MultiKueue.ConfigName, "multikueue-config", "",
+		"Name of a MultiKueueConfig to keep listing those MultiKueueClusters; empty: none (feature gate ClusterProfileMultiKueue).")
 }
 
 func start(ctx context.Context, cfg *rest.Config, opts hubmanager.Options) error {

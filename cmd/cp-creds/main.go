@@ -3,9 +3,8 @@
 package main
 
 import (
+	"context"
 	"os"
-
-	"sigs.k8s.io/cluster-inventory-api/pkg/credentialplugin"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 )
@@ -15,5 +14,5 @@ func main() {
 	if err != nil {
 		os.Exit(cpcreds.ReportSetupError(os.Stdout, os.Stderr, err))
 	}
-	credentialplugin.Run(provider)
+	os.Exit(cpcreds.Run(context.Background(), provider, os.Getenv(cpcreds.EnvExecInfo), os.Stdout, os.Stderr))
 }

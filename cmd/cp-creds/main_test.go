@@ -56,8 +56,9 @@ func runSuite(m *testing.M) int {
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
 	workDir, binary = dir, filepath.Join(dir, "cp-creds")
-	// Built once for all tests and benchmarks, stripped like the release.
+	// Built once for all tests and benchmarks, stripped and static like the release.
 	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", binary, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building cp-creds: %v\n%s", err, out)
 		return 1
@@ -383,23 +384,31 @@ func TestFailuresAreOneLineOnStderr(t *testing.T) {
 
 // TestConsumerReachesClusterWithToken drives cp-creds the way MultiKueue does:
 // client-go runs it for a cluster whose exec extension names cluster1, and
-// the managed cluster (here the same API server) accepts the token.
+// the managed cluster (here the same API server) accepts the token. Both
+// exec config versions: client-go refuses an answer in another version than
+// it asked in, so each round trip proves cp-creds answered in the one asked.
 func TestConsumerReachesClusterWithToken(t *testing.T) {
 	f := newFixture(t)
 	t.Setenv("KUBERNETES_SERVICE_HOST", "") // client-go passes its own environment on
-	client, err := kubernetes.NewForConfig(f.consumerConfig(clusterName))
-	if err != nil {
-		t.Fatal(err)
-	}
+	for _, apiVersion := range cpcreds.SupportedAPIVersions {
+		t.Run(apiVersion, func(t *testing.T) {
+			cfg := f.consumerConfig(clusterName)
+			cfg.ExecProvider.APIVersion = apiVersion
+			client, err := kubernetes.NewForConfig(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
 
-	review, err := client.AuthenticationV1().SelfSubjectReviews().Create(framework.ContextFor(t), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+			review, err := client.AuthenticationV1().SelfSubjectReviews().Create(framework.ContextFor(t), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 
-	if err != nil {
-		t.Fatalf("request with cp-creds' token: %v", err)
-	}
-	want := fmt.Sprintf("system:serviceaccount:%s:multikueue-sa", f.namespace)
-	if diff := cmp.Diff(want, review.Status.UserInfo.Username); diff != "" {
-		t.Errorf("authenticated as (-want +got):\n%s", diff)
+			if err != nil {
+				t.Fatalf("request with cp-creds' token: %v", err)
+			}
+			want := fmt.Sprintf("system:serviceaccount:%s:multikueue-sa", f.namespace)
+			if diff := cmp.Diff(want, review.Status.UserInfo.Username); diff != "" {
+				t.Errorf("authenticated as (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -3,7 +3,8 @@
 // ManagedServiceAccount token that the credential syncer copied into the
 // consumer's namespace and hands it back as an ExecCredential.
 //
-// The ExecCredential plumbing (reading KUBERNETES_EXEC_INFO, writing the
-// answer) is cluster-inventory-api's credentialplugin.Run; this package
-// supplies the Provider it runs.
+// The Provider implements cluster-inventory-api's credentialplugin.Provider;
+// Run does the ExecCredential plumbing (reading KUBERNETES_EXEC_INFO, writing
+// the answer) in client.authentication.k8s.io/v1 and v1beta1, where
+// credentialplugin.Run speaks v1 only.
 package cpcreds

@@ -31,7 +31,7 @@ type Provider struct {
 
 var _ credentialplugin.Provider = (*Provider)(nil)
 
-// Name is the prefix credentialplugin.Run puts on its stderr lines.
+// Name is the prefix Run puts on its stderr lines.
 func (p *Provider) Name() string { return PluginName }
 
 // GetToken returns the token of the Secret <clusterName>-<msa>, and its expiry

@@ -1,7 +1,6 @@
 package cpcreds
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
-	clientauthenticationv1 "k8s.io/client-go/pkg/apis/clientauthentication/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -31,19 +29,19 @@ const (
 // Usage is what --help prints.
 const Usage = `usage: cp-creds --managed-serviceaccount=<name>
 
-A client-go exec credential plugin (apiVersion client.authentication.k8s.io/v1,
-provideClusterInfo: true). It reads the clusterName from KUBERNETES_EXEC_INFO,
+A client-go exec credential plugin (apiVersion client.authentication.k8s.io/v1
+or v1beta1, answered in the same; provideClusterInfo: true). It reads the clusterName from KUBERNETES_EXEC_INFO,
 gets Secret <clusterName>-<name> from the namespace in $NAMESPACE (else the
 pod's namespace, else the kubeconfig context's, else "default") and prints an
 ExecCredential with its token.
 `
 
 // NewProviderFromProcess builds, from the command line and the process's
-// environment, the Provider that main hands to credentialplugin.Run.
+// environment, the Provider that main hands to Run.
 //
-// It checks KUBERNETES_EXEC_INFO before Run does, because Run's messages for a
-// missing or incomplete one do not say what to change (nothing mentions
-// provideClusterInfo) and Run cannot be asked for others.
+// It checks KUBERNETES_EXEC_INFO before building a client, so a missing or
+// incomplete one is reported with what to change (provideClusterInfo, the
+// apiVersion) rather than as a failure further on.
 func NewProviderFromProcess(args []string) (*Provider, error) {
 	msa, err := parseFlags(args)
 	if err != nil {
@@ -66,7 +64,7 @@ func NewProviderFromProcess(args []string) (*Provider, error) {
 }
 
 // ReportSetupError prints an error of NewProviderFromProcess the way
-// credentialplugin.Run prints its own, one line on stderr, and returns the
+// Run prints its own, one line on stderr, and returns the
 // exit code: 0 after --help (usage on stdout), else 1.
 func ReportSetupError(stdout, stderr io.Writer, err error) int {
 	if errors.Is(err, flag.ErrHelp) {
@@ -98,19 +96,14 @@ func parseFlags(args []string) (string, error) {
 }
 
 // checkExecInfo rejects, with a message that says what to fix, what
-// credentialplugin.Run would reject with a terse one. It only validates:
-// Run does the real decoding.
+// client-go should never send. It only validates: Run does the real decoding.
 func checkExecInfo(raw string) error {
 	if strings.TrimSpace(raw) == "" {
 		return fmt.Errorf("%s is not set: cp-creds is meant to be run by client-go as an exec credential plugin with provideClusterInfo: true", EnvExecInfo)
 	}
-	var cred clientauthenticationv1.ExecCredential
-	if err := json.Unmarshal([]byte(raw), &cred); err != nil {
-		return fmt.Errorf("%s is not a valid ExecCredential JSON: %w", EnvExecInfo, err)
-	}
-	want := clientauthenticationv1.SchemeGroupVersion.String()
-	if cred.APIVersion != want || cred.Kind != "ExecCredential" {
-		return fmt.Errorf("%s holds apiVersion %q kind %q: set apiVersion: %s in the exec config", EnvExecInfo, cred.APIVersion, cred.Kind, want)
+	cred, _, err := ReadExecInfo(raw)
+	if err != nil {
+		return err
 	}
 	if cred.Spec.Cluster == nil {
 		return fmt.Errorf("%s has no spec.cluster: set provideClusterInfo: true in the exec config", EnvExecInfo)

@@ -51,9 +51,13 @@ func TestCheckExecInfo(t *testing.T) {
 			raw:     `{"kind":`,
 			wantErr: []string{"KUBERNETES_EXEC_INFO is not a valid ExecCredential JSON"},
 		},
-		"v1beta1": {
-			raw:     `{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"cluster":{"server":"https://hub"}}}`,
-			wantErr: []string{`apiVersion "client.authentication.k8s.io/v1beta1"`, "set apiVersion: client.authentication.k8s.io/v1 in the exec config"},
+		"v1beta1, as Kueue's and GKE's examples configure it": {
+			raw: `{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"cluster":{"server":"https://hub"}}}`,
+		},
+		"v1alpha1": {
+			raw: `{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1alpha1","spec":{"cluster":{"server":"https://hub"}}}`,
+			wantErr: []string{`apiVersion "client.authentication.k8s.io/v1alpha1"`,
+				"supports apiVersion client.authentication.k8s.io/v1 or client.authentication.k8s.io/v1beta1"},
 		},
 		"another kind": {
 			raw:     `{"kind":"Pod","apiVersion":"client.authentication.k8s.io/v1"}`,

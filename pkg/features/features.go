@@ -31,6 +31,10 @@ const (
 	// managed cluster and folds its control plane and node health into the
 	// profiles.
 	ClusterProfileAgent featuregate.Feature = "ClusterProfileAgent"
+
+	// ClusterProfileMultiKueue keeps a Kueue MultiKueueCluster for every
+	// profile published in Kueue's namespace (kueue issue 7716).
+	ClusterProfileMultiKueue featuregate.Feature = "ClusterProfileMultiKueue"
 )
 
 var defaultFeatureGates = map[featuregate.Feature]featuregate.FeatureSpec{
@@ -39,6 +43,7 @@ var defaultFeatureGates = map[featuregate.Feature]featuregate.FeatureSpec{
 	ClusterProfileDirectAccess:   {Default: false, PreRelease: featuregate.Alpha},
 	ClusterProfileCredSyncer:     {Default: false, PreRelease: featuregate.Alpha},
 	ClusterProfileAgent:          {Default: false, PreRelease: featuregate.Alpha},
+	ClusterProfileMultiKueue:     {Default: false, PreRelease: featuregate.Alpha},
 }
 
 // NewGate returns a fresh gate that knows every feature of the manager, all at

@@ -24,6 +24,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/multikueue"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 )
 
@@ -47,6 +48,9 @@ type Options struct {
 	DirectEntryName string
 	// Agent configures the cluster-profile-agent addon (gate ClusterProfileAgent).
 	Agent addon.Options
+	// MultiKueue configures the MultiKueue integration (gate
+	// ClusterProfileMultiKueue); its ManagerName is set from ClusterManagerName.
+	MultiKueue multikueue.Options
 	// Controller holds controller-runtime's controller defaults.
 	Controller config.Controller
 	// InsecureMetrics serves metrics over plain HTTP with no authentication;
@@ -108,6 +112,8 @@ func Capabilities(opts Options) []capability.Capability {
 		accessprovider.DirectCapability(accessProviderOptions(opts)),
 		credsync.Capability(credsync.Options{ManagerName: opts.ClusterManagerName, Workers: opts.MirrorWorkers}),
 		addon.Capability(opts.Agent),
+		multikueue.Capability(multikueue.Options{ManagerName: opts.ClusterManagerName,
+			Namespace: opts.MultiKueue.Namespace, ConfigName: opts.MultiKueue.ConfigName}),
 	}
 }
 

@@ -139,7 +139,8 @@ var featureEnabled = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 func observeFeatureGates(gates featuregate.FeatureGate) {
 	metrics.RegisterCollector(featureEnabled)
 	for _, f := range []featuregate.Feature{features.ClusterProfile, features.ClusterProfileAccessProvider,
-		features.ClusterProfileDirectAccess, features.ClusterProfileCredSyncer, features.ClusterProfileAgent} {
+		features.ClusterProfileDirectAccess, features.ClusterProfileCredSyncer, features.ClusterProfileAgent,
+		features.ClusterProfileMultiKueue} {
 		value := 0.0
 		if gates.Enabled(f) {
 			value = 1

@@ -72,6 +72,7 @@ clusterprofile_feature_enabled{feature="ClusterProfileAccessProvider"} 0
 clusterprofile_feature_enabled{feature="ClusterProfileAgent"} 0
 clusterprofile_feature_enabled{feature="ClusterProfileCredSyncer"} 1
 clusterprofile_feature_enabled{feature="ClusterProfileDirectAccess"} 0
+clusterprofile_feature_enabled{feature="ClusterProfileMultiKueue"} 0
 `
 	if err := testutil.CollectAndCompare(featureEnabled, strings.NewReader(want)); err != nil {
 		t.Error(err)

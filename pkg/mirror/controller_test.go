@@ -72,7 +72,8 @@ func TestReconcile(t *testing.T) {
 	joined := metav1.Condition{Type: "Joined", Status: metav1.ConditionTrue, Reason: "ManagedClusterJoined",
 		Message: "Managed cluster joined", LastTransitionTime: utiltesting.ConditionTime}
 	status := cpv1alpha1.ClusterProfileStatus{Version: cpv1alpha1.ClusterVersion{Kubernetes: "v1.31.0"},
-		Conditions: []metav1.Condition{joined}, Properties: []cpv1alpha1.Property{{Name: "region", Value: "eu"}}}
+		Conditions: []metav1.Condition{joined}, Properties: []cpv1alpha1.Property{{Name: "region", Value: "eu"},
+			{Name: "cluster.clusterset.k8s.io", Value: "c1"}, {Name: "clusterset.k8s.io", Value: "dev"}}}
 	world := func() []client.Object {
 		return []client.Object{utiltesting.MakeClusterSet("dev").Obj(), utiltesting.NamespaceObj("team"),
 			utiltesting.MakeBinding("team", "dev").Bound(true).Obj()}

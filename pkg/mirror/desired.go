@@ -42,8 +42,29 @@ type Desired struct {
 	Profiles map[string]string
 	// Status is the status every profile of the cluster carries.
 	Status Status
-	// SkippedClaims are claims the ClusterProfile schema would reject.
+	// SkippedClaims are claims the ClusterProfile schema would reject, and
+	// claims named like a standard property (which yield to it).
 	SkippedClaims []SkippedClaim
+	// ClusterID is the cluster's KEP-2149 id: its id.k8s.io claim when it has
+	// a valid one, else the ManagedCluster's name (unique on the hub and kept
+	// for the cluster's life, unlike a UID that re-registration changes).
+	// Empty for a nil or deleting cluster.
+	ClusterID string
+}
+
+// StatusIn is the status of the cluster's profile in namespace ns: the
+// cluster's status plus the standard properties of KEP-2149 / KEP-4322, so
+// consumers written against the standard find the cluster's id and the set
+// that puts it in ns without knowing OCM.
+func (d Desired) StatusIn(ns string) Status {
+	status := d.Status
+	if d.ClusterID == "" {
+		return status
+	}
+	status.Properties = append(append(make([]cpv1alpha1.Property, 0, len(status.Properties)+2), status.Properties...),
+		cpv1alpha1.Property{Name: PropertyClusterID, Value: d.ClusterID},
+		cpv1alpha1.Property{Name: PropertyClusterSet, Value: d.Profiles[ns]})
+	return status
 }
 
 // Status is the mirror's share of a profile's status.
@@ -76,7 +97,19 @@ func DesiredProfiles(cluster *clusterv1.ManagedCluster, world World) Desired {
 		return desired
 	}
 	desired.Status, desired.SkippedClaims = desiredStatus(cluster, world.Agent)
+	desired.ClusterID = clusterID(cluster.Name, desired.Status.Properties)
 	return desired
+}
+
+// clusterID is the id.k8s.io property when the claims gave one, else the
+// cluster's name.
+func clusterID(clusterName string, properties []cpv1alpha1.Property) string {
+	for _, p := range properties {
+		if p.Name == PropertyClaimID {
+			return p.Value
+		}
+	}
+	return clusterName
 }
 
 func desiredStatus(cluster *clusterv1.ManagedCluster, agent *AgentReport) (Status, []SkippedClaim) {
@@ -149,7 +182,8 @@ func mirroredCondition(cluster *clusterv1.ManagedCluster, sourceType, targetType
 // ManagedCluster's clusterClaims is a plain list; a profile's properties are a
 // list-map keyed by name with bounded, required name and value, so a single
 // bad claim would make the API server refuse the whole status write. Such
-// claims are skipped and returned; of duplicate names the first wins.
+// claims are skipped and returned; of duplicate names the first wins. Claims
+// named like a standard property yield to it (StatusIn adds those).
 func claimsToProperties(claims []clusterv1.ManagedClusterClaim) ([]cpv1alpha1.Property, []SkippedClaim) {
 	var properties []cpv1alpha1.Property
 	var skipped []SkippedClaim
@@ -177,6 +211,8 @@ func invalidClaim(claim clusterv1.ManagedClusterClaim, seen sets.Set[string]) st
 		return fmt.Sprintf("value longer than %d characters", maxPropertyValue)
 	case seen.Has(claim.Name):
 		return "duplicate name, the first claim wins"
+	case claim.Name == PropertyClusterID || claim.Name == PropertyClusterSet:
+		return "name of a standard property, which the mirror sets"
 	}
 	return ""
 }

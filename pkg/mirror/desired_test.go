@@ -7,8 +7,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
 
@@ -66,6 +68,17 @@ func TestDesiredStatus(t *testing.T) {
 				{Name: strings.Repeat("n", 254), Reason: "name longer than 253 characters"},
 				{Name: "long-value", Reason: "value longer than 1024 characters"},
 				{Name: "ok", Reason: "duplicate name, the first claim wins"},
+			},
+		},
+		"claims named like a standard property yield to it": {
+			cluster: utiltesting.MakeManagedCluster("c1").
+				Claim("cluster.clusterset.k8s.io", "spoofed").
+				Claim("clusterset.k8s.io", "other").
+				Claim("id.k8s.io", "c1-id").Obj(),
+			wantStatus: Status{Properties: []cpv1alpha1.Property{{Name: "id.k8s.io", Value: "c1-id"}}},
+			wantSkipped: []SkippedClaim{
+				{Name: "cluster.clusterset.k8s.io", Reason: "name of a standard property, which the mirror sets"},
+				{Name: "clusterset.k8s.io", Reason: "name of a standard property, which the mirror sets"},
 			},
 		},
 	}
@@ -126,5 +139,62 @@ func TestDesiredStatusWithAgentReports(t *testing.T) {
 				t.Errorf("conditions (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestStatusIn checks the standard properties each namespace's profile adds
+// to the cluster's status: the cluster's id and the set binding it there.
+func TestStatusIn(t *testing.T) {
+	bound := World{World: membership.World{
+		Sets: []clusterv1beta2.ManagedClusterSet{*utiltesting.MakeClusterSet("dev").Obj(),
+			*utiltesting.MakeClusterSet("prod").Selector(metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}).Obj()},
+		Bindings: []clusterv1beta2.ManagedClusterSetBinding{*utiltesting.MakeBinding("team-a", "dev").Bound(true).Obj(),
+			*utiltesting.MakeBinding("team-b", "prod").Bound(true).Obj()},
+		Namespaces: map[string]membership.NamespaceState{"team-a": membership.NamespaceActive, "team-b": membership.NamespaceActive},
+	}}
+	cases := map[string]struct {
+		cluster *clusterv1.ManagedCluster
+		want    map[string][]cpv1alpha1.Property
+	}{
+		"without an id.k8s.io claim the cluster's name is its id": {
+			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Claim("region", "eu").Obj(),
+			want: map[string][]cpv1alpha1.Property{"team-a": {{Name: "region", Value: "eu"},
+				{Name: "cluster.clusterset.k8s.io", Value: "c1"}, {Name: "clusterset.k8s.io", Value: "dev"}}},
+		},
+		"the id.k8s.io claim is the id": {
+			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Claim("id.k8s.io", "8f1c").Obj(),
+			want: map[string][]cpv1alpha1.Property{"team-a": {{Name: "id.k8s.io", Value: "8f1c"},
+				{Name: "cluster.clusterset.k8s.io", Value: "8f1c"}, {Name: "clusterset.k8s.io", Value: "dev"}}},
+		},
+		"an id.k8s.io claim the schema rejects is no id": {
+			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Claim("id.k8s.io", "").Obj(),
+			want: map[string][]cpv1alpha1.Property{"team-a": {
+				{Name: "cluster.clusterset.k8s.io", Value: "c1"}, {Name: "clusterset.k8s.io", Value: "dev"}}},
+		},
+		"each namespace names the set that put the cluster there": {
+			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Label("env", "prod").Obj(),
+			want: map[string][]cpv1alpha1.Property{
+				"team-a": {{Name: "cluster.clusterset.k8s.io", Value: "c1"}, {Name: "clusterset.k8s.io", Value: "dev"}},
+				"team-b": {{Name: "cluster.clusterset.k8s.io", Value: "c1"}, {Name: "clusterset.k8s.io", Value: "prod"}},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			desired := DesiredProfiles(tc.cluster, bound)
+			got := map[string][]cpv1alpha1.Property{}
+			for ns := range desired.Profiles {
+				got[ns] = desired.StatusIn(ns).Properties
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("properties per namespace (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestStatusInOfGoneCluster(t *testing.T) {
+	if got := DesiredProfiles(nil, World{}).StatusIn("team-a"); len(got.Properties) != 0 {
+		t.Errorf("a gone cluster's status has properties: %v", got.Properties)
 	}
 }

@@ -90,11 +90,12 @@ func planWanted(in planInput, ns string, current *cpv1alpha1.ClusterProfile) (*s
 		return nil, nil // the delete event brings us back to recreate it
 	}
 	meta := profileMeta(key, in.desired.Profiles[ns], in.managerName)
+	status := in.desired.StatusIn(ns)
 	desire := profilewrite.Desire{Meta: &meta, Status: profilewrite.StatusApply{
 		NamespacedName: key,
-		Version:        in.desired.Status.Version,
-		Conditions:     in.desired.Status.Conditions,
-		Properties:     in.desired.Status.Properties,
+		Version:        status.Version,
+		Conditions:     status.Conditions,
+		Properties:     status.Properties,
 	}}
 	write, err := profilewrite.Plan(current, desire, in.listMaps, Writer)
 	if err != nil || write == nil {

@@ -70,7 +70,7 @@ func newWorld(cfg config) *world {
 			Sets:       []clusterv1beta2.ManagedClusterSet{*w.set},
 			Bindings:   []clusterv1beta2.ManagedClusterSetBinding{*boundBinding(w.namespaces[0])},
 			Namespaces: map[string]membership.NamespaceState{w.namespaces[0]: membership.NamespaceActive},
-		}}).Status
+		}}).StatusIn(w.namespaces[0])
 	}
 	return w
 }

@@ -1,6 +1,7 @@
 package chart_test
 
 import (
+	"math/bits"
 	"strings"
 	"sync"
 	"testing"
@@ -15,16 +16,20 @@ const chartName = "clusterprofile-manager"
 
 // gates is one combination of the chart's five feature gate values.
 type gates struct {
-	mirror, accessProvider, directAccess, credSyncer, agent bool
+	mirror, accessProvider, directAccess, credSyncer, agent, multikueue bool
 }
 
-// allGates is every combination, from all off to all on.
+// allGates is every combination of the first five gates, from all off to
+// all on; the MultiKueue gate is on in those with an odd number of gates on,
+// so each other gate is seen on and off with it on and with it off, without
+// doubling the real-control-plane tests that run once per combination.
 func allGates() []gates {
 	var out []gates
 	for i := 0; i < 32; i++ {
 		out = append(out, gates{mirror: i&1 != 0, accessProvider: i&2 != 0, directAccess: i&4 != 0, credSyncer: i&8 != 0,
-			agent: i&16 != 0})
+			agent: i&16 != 0, multikueue: bits.OnesCount(uint(i))%2 == 1})
 	}
+	out = append(out, gates{true, true, true, true, true, true})
 	return out
 }
 
@@ -34,7 +39,8 @@ func (g gates) String() string {
 	for _, f := range []struct {
 		on   bool
 		name string
-	}{{g.mirror, "mirror"}, {g.accessProvider, "proxy"}, {g.directAccess, "direct"}, {g.credSyncer, "syncer"}, {g.agent, "agent"}} {
+	}{{g.mirror, "mirror"}, {g.accessProvider, "proxy"}, {g.directAccess, "direct"}, {g.credSyncer, "syncer"}, {g.agent, "agent"},
+		{g.multikueue, "multikueue"}} {
 		if f.on {
 			on = append(on, f.name)
 		}
@@ -54,6 +60,7 @@ func (g gates) values(cleanup bool) map[string]any {
 			"clusterProfileDirectAccess":   g.directAccess,
 			"clusterProfileCredSyncer":     g.credSyncer,
 			"clusterProfileAgent":          g.agent,
+			"clusterProfileMultiKueue":     g.multikueue,
 		},
 		"cleanupDisabledFeatures": cleanup,
 	}

@@ -60,7 +60,7 @@ func run(m *testing.M) int {
 	}
 	built := make(chan error, 1)
 	go func() { built <- build.Wait() }()
-	e, err := framework.Start(framework.Options{})
+	e, err := framework.Start(framework.Options{KueueCRDs: true})
 	if err == nil {
 		defer func() {
 			if err := e.Stop(); err != nil {

@@ -69,7 +69,7 @@ func outcomeOf(err error) outcome {
 // readsMembership: every capability that acts in a namespace on a cluster's
 // behalf reads which namespaces serve which clusters (pkg/membership).
 func (v variant) readsMembership() bool {
-	return v.mirror || v.accessProvider || v.directAccess || v.credSyncer
+	return v.mirror || v.accessProvider || v.directAccess || v.credSyncer || v.multikueue
 }
 
 // secretsWritable: the syncer's role, or the cleanup role with the syncer
@@ -309,6 +309,38 @@ var accesses = map[string]access{
 		want: func(v variant) outcome { return allowedIf(v.readsMembership() || v.agent) },
 		do: func(ctx context.Context, r requester) error {
 			return watchOnce(ctx, r, &clusterv1.ManagedClusterList{})
+		},
+	},
+	"apply a MultiKueueCluster": {
+		want: func(v variant) outcome { return allowedIf(v.multikueue) },
+		do: func(ctx context.Context, r requester) error {
+			return r.c.Apply(ctx, client.ApplyConfigurationFromUnstructured(multiKueueCluster("rbac-c1")),
+				client.FieldOwner("clusterprofile-multikueue"), client.DryRunAll)
+		},
+	},
+	"watch MultiKueueClusters": {
+		want: func(v variant) outcome { return allowedIf(v.multikueue) },
+		do: func(ctx context.Context, r requester) error {
+			list := &unstructured.UnstructuredList{}
+			list.SetAPIVersion("kueue.x-k8s.io/v1beta2")
+			list.SetKind("MultiKueueClusterList")
+			return watchOnce(ctx, r, list)
+		},
+	},
+	"list and delete MultiKueueConfigs": {
+		want: func(v variant) outcome { return allowedIf(v.multikueue || v.cleanup) },
+		do: func(ctx context.Context, r requester) error {
+			list := &unstructured.UnstructuredList{}
+			list.SetAPIVersion("kueue.x-k8s.io/v1beta2")
+			list.SetKind("MultiKueueConfigList")
+			if err := r.c.List(ctx, list); err != nil {
+				return err
+			}
+			config := &unstructured.Unstructured{}
+			config.SetAPIVersion("kueue.x-k8s.io/v1beta2")
+			config.SetKind("MultiKueueConfig")
+			config.SetName("rbac-fleet")
+			return r.c.Delete(ctx, config, client.DryRunAll)
 		},
 	},
 	"list ManagedClusterAddOns": {
@@ -808,4 +840,15 @@ func impersonate(t testing.TB, user string) client.WithWatch {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// multiKueueCluster is a MultiKueueCluster as the MultiKueue integration
+// applies it.
+func multiKueueCluster(name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "MultiKueueCluster",
+		"metadata": map[string]any{"name": name},
+		"spec":     map[string]any{"clusterSource": map[string]any{"clusterProfileRef": map[string]any{"name": name}}},
+	}}
+	return u
 }

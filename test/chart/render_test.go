@@ -28,7 +28,7 @@ var defaultRelease = chartrender.Release{Name: "clusterprofile-manager", Namespa
 func TestHelmLintPasses(t *testing.T) {
 	cases := map[string]map[string]any{
 		"default values":   nil,
-		"every gate on":    gates{true, true, true, true, true}.values(false),
+		"every gate on":    gates{true, true, true, true, true, true}.values(false),
 		"cleanup, all off": gates{}.values(true),
 	}
 	for name, values := range cases {
@@ -101,7 +101,10 @@ func expectedObjects(v variant) []string {
 	if v.credSyncer {
 		role("cred-syncer")
 	}
-	if v.cleanup && !(v.mirror && v.credSyncer) {
+	if v.multikueue {
+		role("multikueue")
+	}
+	if v.cleanup && !(v.mirror && v.credSyncer && v.multikueue) {
 		role("cleanup")
 	}
 	if v.agent {
@@ -141,6 +144,7 @@ func TestFeatureGatesFlagMatchesTheValues(t *testing.T) {
 				directAccess:   gate.Enabled(features.ClusterProfileDirectAccess),
 				credSyncer:     gate.Enabled(features.ClusterProfileCredSyncer),
 				agent:          gate.Enabled(features.ClusterProfileAgent),
+				multikueue:     gate.Enabled(features.ClusterProfileMultiKueue),
 			}
 			if got != g {
 				t.Errorf("--feature-gates=%s enables %v, want %v", flag, got, g)
@@ -158,7 +162,7 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 			want: []string{
 				"--leader-elect=true",
 				"--leader-election-namespace=open-cluster-management",
-				"--feature-gates=ClusterProfile=false,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=false,ClusterProfileDirectAccess=false,ClusterProfileAgent=false",
+				"--feature-gates=ClusterProfile=false,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=false,ClusterProfileDirectAccess=false,ClusterProfileAgent=false,ClusterProfileMultiKueue=false",
 				"--cleanup-disabled-features=false",
 				"--cluster-manager-name=open-cluster-management",
 				"--cluster-proxy-user-server-port=9092",
@@ -173,7 +177,9 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 		},
 		"every value set": {
 			values: map[string]any{
-				"featureGates":             map[string]any{"clusterProfile": true, "clusterProfileCredSyncer": true, "clusterProfileAgent": true},
+				"featureGates": map[string]any{"clusterProfile": true, "clusterProfileCredSyncer": true, "clusterProfileAgent": true,
+					"clusterProfileMultiKueue": true},
+				"multikueue":               map[string]any{"namespace": "kueue", "config": "fleet"},
 				"agent":                    map[string]any{"period": "1m", "leaseStaleAfter": "2m", "unhealthyNodeTolerance": 2},
 				"cleanupDisabledFeatures":  true,
 				"clusterManagerName":       "fleet-a",
@@ -186,7 +192,7 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 			want: []string{
 				"--leader-elect=true",
 				"--leader-election-namespace=open-cluster-management",
-				"--feature-gates=ClusterProfile=true,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=true,ClusterProfileDirectAccess=false,ClusterProfileAgent=true",
+				"--feature-gates=ClusterProfile=true,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=true,ClusterProfileDirectAccess=false,ClusterProfileAgent=true,ClusterProfileMultiKueue=true",
 				"--cleanup-disabled-features=true",
 				"--cluster-manager-name=fleet-a",
 				"--cluster-proxy-user-server-host=proxy.example.com",
@@ -199,6 +205,8 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 				"--agent-period=1m",
 				"--agent-lease-stale-after=2m",
 				"--agent-unhealthy-node-tolerance=2",
+				"--multikueue-namespace=kueue",
+				"--multikueue-config=fleet",
 				"--metrics-bind-address=:8443",
 				"--metrics-secure=true",
 				"--health-probe-bind-address=:8081",
@@ -210,7 +218,7 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 			want: []string{
 				"--leader-elect=true",
 				"--leader-election-namespace=open-cluster-management",
-				"--feature-gates=ClusterProfile=false,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=false,ClusterProfileDirectAccess=false,ClusterProfileAgent=false",
+				"--feature-gates=ClusterProfile=false,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=false,ClusterProfileDirectAccess=false,ClusterProfileAgent=false,ClusterProfileMultiKueue=false",
 				"--cleanup-disabled-features=false",
 				"--cluster-manager-name=open-cluster-management",
 				"--cluster-proxy-user-server-port=9092",
@@ -423,7 +431,7 @@ func TestCRDIsTheModulesCopy(t *testing.T) {
 }
 
 func TestRenderingIsDeterministic(t *testing.T) {
-	values := gates{true, true, true, true, true}.values(true)
+	values := gates{true, true, true, true, true, true}.values(true)
 	first, err := chartrender.Render(loadChart(t), defaultRelease, values)
 	if err != nil {
 		t.Fatal(err)
@@ -459,7 +467,7 @@ func TestPlainManifestsAreUpToDate(t *testing.T) {
 // namespace called "yes" must not turn labels or namespaces into booleans.
 func TestReleaseNamesThatLookLikeYAMLScalars(t *testing.T) {
 	rel := chartrender.Release{Name: "off", Namespace: "yes"}
-	for _, u := range render(t, rel, gates{true, true, true, true, true}.values(true)) {
+	for _, u := range render(t, rel, gates{true, true, true, true, true, true}.values(true)) {
 		labels, _, err := unstructured.NestedStringMap(u.Object, "metadata", "labels")
 		if err != nil || labels["app.kubernetes.io/instance"] != "off" {
 			t.Errorf("%s: labels %v (%v), want app.kubernetes.io/instance=off", objectKey(u), u.Object["metadata"], err)

@@ -71,8 +71,9 @@ func TestBothProvidersTheMirrorAndAThirdWriterCoexist(t *testing.T) {
 	framework.StartManager(t, env, framework.ManagerOptions{Gates: gates})
 
 	want := cpv1alpha1.ClusterProfileStatus{
-		Version:    cpv1alpha1.ClusterVersion{Kubernetes: "v1.31.0"},
-		Properties: []cpv1alpha1.Property{{Name: "region", Value: "us"}},
+		Version: cpv1alpha1.ClusterVersion{Kubernetes: "v1.31.0"},
+		Properties: []cpv1alpha1.Property{{Name: "region", Value: "us"},
+			{Name: "cluster.clusterset.k8s.io", Value: "coexist-c1"}, {Name: "clusterset.k8s.io", Value: "coexist-set"}},
 		Conditions: []metav1.Condition{
 			{Type: "ClusterProxyAccess", Status: metav1.ConditionTrue, Reason: "UserServerConfigured",
 				Message: "Reachable through cluster-proxy's user server at https://cluster-proxy-addon-user.open-cluster-management-addon:9092/coexist-c1"},
@@ -95,6 +96,7 @@ func TestBothProvidersTheMirrorAndAThirdWriterCoexist(t *testing.T) {
 	opts := cmp.Options{
 		cmpopts.SortSlices(func(a, b metav1.Condition) bool { return a.Type < b.Type }),
 		cmpopts.SortSlices(func(a, b cpv1alpha1.AccessProvider) bool { return a.Name < b.Name }),
+		cmpopts.SortSlices(func(a, b cpv1alpha1.Property) bool { return a.Name < b.Name }),
 		cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime"),
 	}
 	diff := func(g Gomega) string {

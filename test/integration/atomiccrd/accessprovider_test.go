@@ -70,7 +70,8 @@ func TestAccessProvidersKeepOtherEntriesOnAtomicStatusLists(t *testing.T) {
 				g.Expect(ap.Cluster.Server).To(Equal("https://api2.atomic.example.com"))
 			}
 		}
-		g.Expect(propertiesOf(profile)).To(Equal(map[string]string{"region": "us"}))
+		g.Expect(propertiesOf(profile)).To(Equal(map[string]string{"region": "us",
+			"cluster.clusterset.k8s.io": "atomic-ap-c1", "clusterset.k8s.io": "atomic-ap-set"}))
 		g.Expect(conditionStatuses(profile)).To(HaveKey("ClusterProxyAccess"))
 		g.Expect(conditionStatuses(profile)).To(HaveKey("ControlPlaneHealthy"))
 	}, framework.Timeout, framework.Interval).Should(Succeed())

@@ -52,11 +52,12 @@ func TestKeepsOtherWritersEntriesOnAtomicStatusLists(t *testing.T) {
 	profile := &cpv1alpha1.ClusterProfile{}
 	g.Eventually(func(g Gomega) {
 		g.Expect(c.Get(ctx, key, profile)).To(Succeed())
-		g.Expect(propertiesOf(profile)).To(Equal(map[string]string{"region": "eu", "zone": "a"}))
+		g.Expect(propertiesOf(profile)).To(Equal(map[string]string{"region": "eu", "zone": "a",
+			"cluster.clusterset.k8s.io": "atomic-c1", "clusterset.k8s.io": "atomic-set"}))
 		g.Expect(profile.Status.Conditions).To(HaveLen(2))
 	}, framework.Timeout, framework.Interval).Should(Succeed())
 	g.Expect(counter.Writes()).To(Equal(2), "one create and one status write")
-	g.Expect(profile.Annotations).To(HaveKeyWithValue(mirror.AnnotationMirroredProperties, `["region","zone"]`))
+	g.Expect(profile.Annotations).To(HaveKeyWithValue(mirror.AnnotationMirroredProperties, `["cluster.clusterset.k8s.io","clusterset.k8s.io","region","zone"]`))
 
 	// Another writer adds its own entries the way older writers do: a merge
 	// patch of whole lists, under optimistic lock.
@@ -76,7 +77,8 @@ func TestKeepsOtherWritersEntriesOnAtomicStatusLists(t *testing.T) {
 	})
 	g.Eventually(func(g Gomega) {
 		g.Expect(c.Get(ctx, key, profile)).To(Succeed())
-		g.Expect(propertiesOf(profile)).To(Equal(map[string]string{"region": "us", "cost-center": "42"}))
+		g.Expect(propertiesOf(profile)).To(Equal(map[string]string{"region": "us", "cost-center": "42",
+			"cluster.clusterset.k8s.io": "atomic-c1", "clusterset.k8s.io": "atomic-set"}))
 		g.Expect(conditionStatuses(profile)).To(Equal(map[string]metav1.ConditionStatus{
 			"ControlPlaneHealthy": metav1.ConditionFalse, "Joined": metav1.ConditionTrue, "ThirdPartyReady": metav1.ConditionTrue}))
 		g.Expect(profile.Status.AccessProviders).To(HaveLen(1))

@@ -6,6 +6,7 @@ package framework
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -54,6 +55,8 @@ type Options struct {
 	// WithoutCRDs leaves these CRDs (by name) out, for tests that install
 	// them later (InstallCRD).
 	WithoutCRDs []string
+	// KueueCRDs also installs Kueue's MultiKueue CRDs (KueueCRDFiles).
+	KueueCRDs bool
 }
 
 // Start launches kube-apiserver and etcd and installs the CRDs.
@@ -209,12 +212,44 @@ func CRDFiles() ([]string, error) {
 	}, nil
 }
 
+// KueueModule is the Kueue release whose CRDs the tests install. Kueue is
+// not a dependency of this module (pkg/multikueue does not import its
+// types), so it is fetched into the module cache by version.
+const KueueModule = "sigs.k8s.io/kueue@v0.16.1"
+
+// KueueCRDFiles are the MultiKueueCluster and MultiKueueConfig CRDs of
+// KueueModule.
+func KueueCRDFiles() ([]string, error) {
+	cmd := exec.Command("go", "mod", "download", "-json", KueueModule)
+	cmd.Dir = RepoRoot()
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go mod download %s: %w", KueueModule, err)
+	}
+	var module struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &module); err != nil || module.Dir == "" {
+		return nil, fmt.Errorf("go mod download %s: no module directory (%v) %s", KueueModule, err, module.Error)
+	}
+	bases := filepath.Join(module.Dir, "config", "components", "crd", "bases")
+	return []string{
+		filepath.Join(bases, "kueue.x-k8s.io_multikueueclusters.yaml"),
+		filepath.Join(bases, "kueue.x-k8s.io_multikueueconfigs.yaml"),
+	}, nil
+}
+
 // CRDs reads the CRD manifests, stripping the status list-map markers of the
 // ClusterProfile CRD when asked to.
 func CRDs(opts Options) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	files, err := CRDFiles()
 	if err != nil {
 		return nil, err
+	}
+	if opts.KueueCRDs {
+		kueue, err := KueueCRDFiles()
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, kueue...)
 	}
 	var crds []*apiextensionsv1.CustomResourceDefinition
 	for _, f := range files {

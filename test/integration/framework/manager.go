@@ -15,6 +15,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/hubmanager"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/multikueue"
 )
 
 // RequestCounter counts the requests a client sends, by method, for one
@@ -97,6 +98,8 @@ type ManagerOptions struct {
 	Counter *RequestCounter
 	// ProxyEndpoint overrides where consumers reach cluster-proxy's user server.
 	ProxyEndpoint accessprovider.Endpoint
+	// MultiKueue configures the MultiKueue integration.
+	MultiKueue multikueue.Options
 }
 
 // StartManager runs clusterprofile-manager, wired exactly as the binary, until
@@ -125,6 +128,7 @@ func StartManager(t testing.TB, env *Env, opts ManagerOptions) (stop func()) {
 		MirrorWorkers:           4,
 		CleanupDisabled:         opts.CleanupDisabled,
 		ProxyEndpoint:           opts.ProxyEndpoint,
+		MultiKueue:              opts.MultiKueue,
 		GracefulShutdownTimeout: 5 * time.Second,
 		// Several managers run in one test binary, one after another.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},

@@ -39,7 +39,8 @@ func TestCreatesProfilesInEveryBoundNamespace(t *testing.T) {
 		DisplayName: "create-c1",
 		Manager:     "open-cluster-management",
 		Version:     "v1.31.2",
-		Properties:  map[string]string{"region.open-cluster-management.io": "eu-west"},
+		Properties: map[string]string{"region.open-cluster-management.io": "eu-west",
+			"cluster.clusterset.k8s.io": "create-c1", "clusterset.k8s.io": "create-set"},
 		Conditions: map[string]conditionView{
 			"ControlPlaneHealthy": {Status: metav1.ConditionTrue, Reason: "ManagedClusterAvailable", Message: "Managed cluster is available"},
 			"Joined":              {Status: metav1.ConditionTrue, Reason: "ManagedClusterJoined", Message: "Managed cluster joined"},

@@ -41,14 +41,16 @@ func TestStatusFollowsTheCluster(t *testing.T) {
 	}
 	expectProfile(t, ctx, "status-ns", "status-c1", profileView{
 		Labels: labels, DisplayName: "status-c1", Manager: "open-cluster-management", Version: "v1.31.0",
-		Properties: map[string]string{"platform.open-cluster-management.io": "GCP", "zone": "b"},
+		Properties: map[string]string{"platform.open-cluster-management.io": "GCP", "zone": "b",
+			"cluster.clusterset.k8s.io": "status-c1", "clusterset.k8s.io": "status-set"},
 		Conditions: map[string]conditionView{
 			"ControlPlaneHealthy": {Status: metav1.ConditionFalse, Reason: "ManagedClusterLeaseUpdateStopped", Message: "Registration agent stopped updating its lease."},
 			"Joined":              {Status: metav1.ConditionTrue, Reason: "ManagedClusterJoined", Message: "Managed cluster joined"},
 		},
 	})
 
-	// Conditions and claims that vanish from the cluster vanish from the profile.
+	// Conditions and claims that vanish from the cluster vanish from the
+	// profile; the standard properties stay.
 	framework.UpdateClusterStatus(ctx, t, c, "status-c1", func(mc *clusterv1.ManagedCluster) {
 		mc.Status.Conditions = nil
 		mc.Status.ClusterClaims = nil
@@ -56,7 +58,8 @@ func TestStatusFollowsTheCluster(t *testing.T) {
 	})
 	expectProfile(t, ctx, "status-ns", "status-c1", profileView{
 		Labels: labels, DisplayName: "status-c1", Manager: "open-cluster-management",
-		Properties: map[string]string{}, Conditions: map[string]conditionView{},
+		Properties: map[string]string{"cluster.clusterset.k8s.io": "status-c1", "clusterset.k8s.io": "status-set"},
+		Conditions: map[string]conditionView{},
 	})
 }
 
@@ -77,7 +80,8 @@ func TestSkipsClaimsTheSchemaWouldRejectAndReportsThemOnce(t *testing.T) {
 
 	NewWithT(t).Eventually(func(g Gomega) {
 		v := viewOf(getProfile(g, ctx, "claims-ns", "claims-c1"))
-		g.Expect(v.Properties).To(Equal(map[string]string{"good": "yes", "also-good": "yes"}))
+		g.Expect(v.Properties).To(Equal(map[string]string{"good": "yes", "also-good": "yes",
+			"cluster.clusterset.k8s.io": "claims-c1", "clusterset.k8s.io": "claims-set"}))
 		g.Expect(v.Version).To(Equal("v1.30.1"))
 		g.Expect(v.Conditions).To(HaveKey("ControlPlaneHealthy"))
 	}, framework.Timeout, framework.Interval).Should(Succeed())

@@ -68,7 +68,8 @@ func TestOtherWritersEntriesSurviveEveryReconcile(t *testing.T) {
 	NewWithT(t).Eventually(func(g Gomega) {
 		p := getProfile(g, ctx, "others-ns", "others-c1")
 		expectThirdParty(g, p)
-		g.Expect(viewOf(p).Properties).To(Equal(map[string]string{"cost-center.example.com": "42", "region": "us", "zone": "a"}))
+		g.Expect(viewOf(p).Properties).To(Equal(map[string]string{"cost-center.example.com": "42", "region": "us", "zone": "a",
+			"cluster.clusterset.k8s.io": "others-c1", "clusterset.k8s.io": "others-set"}))
 		g.Expect(p.Status.Version.Kubernetes).To(Equal("v1.31.0"))
 	}, framework.Timeout, framework.Interval).Should(Succeed())
 
@@ -78,7 +79,8 @@ func TestOtherWritersEntriesSurviveEveryReconcile(t *testing.T) {
 	NewWithT(t).Eventually(func(g Gomega) {
 		p := getProfile(g, ctx, "others-ns", "others-c1")
 		expectThirdParty(g, p)
-		g.Expect(viewOf(p).Properties).To(Equal(map[string]string{"cost-center.example.com": "42"}))
+		g.Expect(viewOf(p).Properties).To(Equal(map[string]string{"cost-center.example.com": "42",
+			"cluster.clusterset.k8s.io": "others-c1", "clusterset.k8s.io": "others-set"}))
 		g.Expect(viewOf(p).Conditions).To(HaveLen(1))
 		g.Expect(p.Status.Version.Kubernetes).To(BeEmpty())
 	}, framework.Timeout, framework.Interval).Should(Succeed())
