@@ -6,6 +6,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -137,10 +139,10 @@ func (f *floorWriter) publish(ctx context.Context, namespace string, i int) erro
 func (b *bench) deleteFloorObjects(ctx context.Context, namespaces []string) error {
 	start := time.Now()
 	err := forEach(ctx, len(namespaces), len(namespaces), func(ctx context.Context, i int) error {
-		if err := b.setup.DeleteAllOf(ctx, &corev1.Secret{}, client.InNamespace(namespaces[i])); err != nil {
+		if err := b.deleteAllOf(ctx, &corev1.Secret{}, namespaces[i]); err != nil {
 			return fmt.Errorf("deleting floor token copies in %s: %w", namespaces[i], err)
 		}
-		if err := b.setup.DeleteAllOf(ctx, &cpv1alpha1.ClusterProfile{}, client.InNamespace(namespaces[i])); err != nil {
+		if err := b.deleteAllOf(ctx, &cpv1alpha1.ClusterProfile{}, namespaces[i]); err != nil {
 			return fmt.Errorf("deleting floor profiles in %s: %w", namespaces[i], err)
 		}
 		return nil
@@ -159,6 +161,14 @@ func (b *bench) deleteFloorObjects(ctx context.Context, namespaces []string) err
 	}
 	b.progress.logf("floor: profiles deleted in %s", formatDuration(time.Since(start)))
 	return nil
+}
+
+// deleteAllOf deletes a namespace's objects of one kind, retried: a delete
+// collection of thousands of objects can outlast the request's deadline on a
+// busy machine and end in a stream error after deleting part of them.
+func (b *bench) deleteAllOf(ctx context.Context, obj client.Object, namespace string) error {
+	return retry.OnError(wait.Backoff{Steps: 5, Duration: time.Second, Factor: 2}, func(error) bool { return ctx.Err() == nil },
+		func() error { return b.setup.DeleteAllOf(ctx, obj, client.InNamespace(namespace)) })
 }
 
 // tickEvery calls tick periodically until the returned function is called.
