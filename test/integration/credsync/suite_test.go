@@ -11,7 +11,6 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -113,13 +112,11 @@ func expectCopiesIn(t *testing.T, ctx context.Context, name string, namespaces .
 }
 
 func eventsAbout(g Gomega, ctx context.Context, kind, name, reason string) []string {
-	list := &eventsv1.EventList{}
-	g.Expect(env.Client.List(ctx, list)).To(Succeed())
-	var notes []string
-	for _, e := range list.Items {
-		if e.Regarding.Kind == kind && e.Regarding.Name == name && e.Reason == reason {
-			notes = append(notes, e.Note)
-		}
+	events, err := framework.EventsAbout(ctx, env.Client, kind, name, reason)
+	g.Expect(err).NotTo(HaveOccurred())
+	notes := make([]string, 0, len(events))
+	for _, e := range events {
+		notes = append(notes, e.Note)
 	}
 	return notes
 }

@@ -108,13 +108,7 @@ func deleteNamespace(ctx context.Context, t *testing.T, name string) {
 
 // eventsAbout lists the events.k8s.io Events about one object with a reason.
 func eventsAbout(g Gomega, ctx context.Context, kind, name, reason string) []eventsv1.Event {
-	list := &eventsv1.EventList{}
-	g.Expect(env.Client.List(ctx, list)).To(Succeed())
-	var out []eventsv1.Event
-	for _, e := range list.Items {
-		if e.Regarding.Kind == kind && e.Regarding.Name == name && e.Reason == reason {
-			out = append(out, e)
-		}
-	}
-	return out
+	events, err := framework.EventsAbout(ctx, env.Client, kind, name, reason)
+	g.Expect(err).NotTo(HaveOccurred())
+	return events
 }

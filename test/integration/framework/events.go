@@ -1,0 +1,23 @@
+package framework
+
+import (
+	"context"
+
+	eventsv1 "k8s.io/api/events/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// EventsAbout lists the events.k8s.io Events about one object with a reason.
+func EventsAbout(ctx context.Context, c client.Reader, kind, name, reason string) ([]eventsv1.Event, error) {
+	list := &eventsv1.EventList{}
+	if err := c.List(ctx, list); err != nil {
+		return nil, err
+	}
+	var out []eventsv1.Event
+	for _, e := range list.Items {
+		if e.Regarding.Kind == kind && e.Regarding.Name == name && e.Reason == reason {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
