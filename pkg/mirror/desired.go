@@ -2,11 +2,13 @@ package mirror
 
 import (
 	"fmt"
+	"sort"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
@@ -181,18 +183,49 @@ func invalidClaim(claim clusterv1.ManagedClusterClaim, seen sets.Set[string]) st
 	return ""
 }
 
-// profileMeta is the mirror's metadata and spec for a profile.
+// profileMeta is the mirror's metadata and spec for a profile. A cluster or
+// set name that is no valid label value (longer than 63 characters, say: a
+// name may have 253) leaves its label off rather than make the API server
+// refuse the whole profile; OmittedLabels says which, for the report.
 func profileMeta(key types.NamespacedName, clusterSet, managerName string) profilewrite.MetaApply {
+	labels := map[string]string{clusterprofile.LabelClusterManager: managerName}
+	for label, value := range map[string]string{
+		clusterprofile.LabelClusterName: key.Name,
+		clusterprofile.LabelClusterSet:  clusterSet,
+	} {
+		if isLabelValue(value) {
+			labels[label] = value
+		}
+	}
 	return profilewrite.MetaApply{
 		NamespacedName: key,
-		Labels: map[string]string{
-			clusterprofile.LabelClusterManager: managerName,
-			clusterprofile.LabelClusterName:    key.Name,
-			clusterprofile.LabelClusterSet:     clusterSet,
-		},
+		Labels:         labels,
 		Spec: &cpv1alpha1.ClusterProfileSpec{
 			DisplayName:    key.Name,
 			ClusterManager: cpv1alpha1.ClusterManager{Name: managerName},
 		},
 	}
+}
+
+func isLabelValue(value string) bool { return len(validation.IsValidLabelValue(value)) == 0 }
+
+// OmittedLabels describes, sorted, the labels profileMeta leaves off the
+// cluster's profiles because their values are no valid label values; empty
+// when none is.
+func OmittedLabels(clusterName string, desired Desired) []string {
+	var omitted []string
+	if len(desired.Profiles) == 0 {
+		return nil
+	}
+	if !isLabelValue(clusterName) {
+		omitted = append(omitted, fmt.Sprintf("%s (the cluster name is no valid label value)", clusterprofile.LabelClusterName))
+	}
+	for ns, set := range desired.Profiles {
+		if !isLabelValue(set) {
+			omitted = append(omitted, fmt.Sprintf("%s in namespace %s (set %q is no valid label value and no other bound set there is)",
+				clusterprofile.LabelClusterSet, ns, set))
+		}
+	}
+	sort.Strings(omitted)
+	return omitted
 }

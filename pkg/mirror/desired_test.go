@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
@@ -126,5 +127,46 @@ func TestDesiredStatusWithAgentReports(t *testing.T) {
 				t.Errorf("conditions (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestProfileLabelsAreValidLabelValues(t *testing.T) {
+	long := strings.Repeat("l", 64)
+	cases := map[string]struct {
+		cluster, set string
+		wantLabels   map[string]string
+		wantOmitted  []string
+	}{
+		"names that are label values": {
+			cluster: "c1", set: "dev",
+			wantLabels: map[string]string{"x-k8s.io/cluster-manager": testManager,
+				"open-cluster-management.io/cluster-name": "c1", "multicluster.x-k8s.io/clusterset": "dev"},
+		},
+		"a cluster name of 64 characters": {
+			cluster: long, set: "dev",
+			wantLabels:  map[string]string{"x-k8s.io/cluster-manager": testManager, "multicluster.x-k8s.io/clusterset": "dev"},
+			wantOmitted: []string{"open-cluster-management.io/cluster-name (the cluster name is no valid label value)"},
+		},
+		"a set name of 64 characters": {
+			cluster: "c1", set: long,
+			wantLabels: map[string]string{"x-k8s.io/cluster-manager": testManager, "open-cluster-management.io/cluster-name": "c1"},
+			wantOmitted: []string{`multicluster.x-k8s.io/clusterset in namespace ns (set "` + long +
+				`" is no valid label value and no other bound set there is)`},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			meta := profileMeta(types.NamespacedName{Namespace: "ns", Name: tc.cluster}, tc.set, testManager)
+			if diff := cmp.Diff(tc.wantLabels, meta.Labels); diff != "" {
+				t.Errorf("labels (-want +got):\n%s", diff)
+			}
+			got := OmittedLabels(tc.cluster, Desired{Profiles: map[string]string{"ns": tc.set}})
+			if diff := cmp.Diff(tc.wantOmitted, got); diff != "" {
+				t.Errorf("omitted (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if got := OmittedLabels(long, Desired{}); got != nil {
+		t.Errorf("an unpublished cluster omits nothing, got %v", got)
 	}
 }

@@ -1,0 +1,69 @@
+package reliability_test
+
+import (
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+
+	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
+	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
+)
+
+// Names may have 253 characters, label values 63. A cluster or set name
+// that cannot be a label value is published without that label (a set that
+// can takes its place where one is bound), reported once, and the rest of
+// the fleet is published as always.
+func TestNamesThatAreNoLabelValues(t *testing.T) {
+	ctx := framework.ContextFor(t)
+	c := env.Client
+	framework.StartManager(t, env, framework.ManagerOptions{})
+	longCluster := "long-" + strings.Repeat("c", 248)
+	longSet := "set-" + strings.Repeat("s", 70)
+	fleet := metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "names"}}
+	framework.CreateClusterSet(ctx, t, c, utiltesting.MakeClusterSet(longSet).Selector(fleet).Obj())
+	framework.CreateClusterSet(ctx, t, c, utiltesting.MakeClusterSet("names-short").Selector(fleet).Obj())
+	framework.CreateCluster(ctx, t, c, utiltesting.MakeManagedCluster(longCluster).Label("fleet", "names").Obj())
+	framework.CreateCluster(ctx, t, c, utiltesting.MakeManagedCluster("names-c1").Label("fleet", "names").Obj())
+	framework.CreateNamespace(ctx, t, c, "names-only-long")
+	framework.CreateBinding(ctx, t, c, utiltesting.MakeBinding("names-only-long", longSet).Bound(true).Obj())
+	framework.CreateNamespace(ctx, t, c, "names-both")
+	framework.CreateBinding(ctx, t, c, utiltesting.MakeBinding("names-both", longSet).Bound(true).Obj())
+	framework.CreateBinding(ctx, t, c, utiltesting.MakeBinding("names-both", "names-short").Bound(true).Obj())
+
+	manager := map[string]string{"x-k8s.io/cluster-manager": "open-cluster-management"}
+	with := func(extra ...string) map[string]string {
+		labels := map[string]string{"x-k8s.io/cluster-manager": "open-cluster-management"}
+		for i := 0; i < len(extra); i += 2 {
+			labels[extra[i]] = extra[i+1]
+		}
+		return labels
+	}
+	view := func(name string, labels map[string]string) profileView {
+		return profileView{Labels: labels, DisplayName: name, Manager: "open-cluster-management"}
+	}
+	expectProfile(t, ctx, "names-only-long", "names-c1", view("names-c1", with("open-cluster-management.io/cluster-name", "names-c1")))
+	expectProfile(t, ctx, "names-both", "names-c1", view("names-c1", with("open-cluster-management.io/cluster-name", "names-c1",
+		"multicluster.x-k8s.io/clusterset", "names-short")))
+	expectProfile(t, ctx, "names-only-long", longCluster, view(longCluster, manager))
+	expectProfile(t, ctx, "names-both", longCluster, view(longCluster, with("multicluster.x-k8s.io/clusterset", "names-short")))
+
+	// Another reconcile of each cluster reports nothing new.
+	for _, name := range []string{longCluster, "names-c1"} {
+		framework.UpdateCluster(ctx, t, c, name, func(mc *clusterv1.ManagedCluster) { mc.Labels["touched"] = "yes" })
+	}
+	expectProfile(t, ctx, "names-both", longCluster, view(longCluster, with("multicluster.x-k8s.io/clusterset", "names-short")))
+	NewWithT(t).Eventually(func(g Gomega) {
+		g.Expect(eventNotes(g, ctx, "ManagedCluster", longCluster, "ClusterProfileLabelsOmitted")).To(Equal([]string{
+			"Labels left off ClusterProfiles: multicluster.x-k8s.io/clusterset in namespace names-only-long (set \"" + longSet +
+				"\" is no valid label value and no other bound set there is); open-cluster-management.io/cluster-name (the cluster name is no valid label value)",
+		}))
+		g.Expect(eventNotes(g, ctx, "ManagedCluster", "names-c1", "ClusterProfileLabelsOmitted")).To(Equal([]string{
+			"Labels left off ClusterProfiles: multicluster.x-k8s.io/clusterset in namespace names-only-long (set \"" + longSet +
+				"\" is no valid label value and no other bound set there is)",
+		}))
+		g.Expect(eventNotes(g, ctx, "ManagedCluster", longCluster, "ClusterProfileWriteFailed")).To(BeEmpty())
+	}, framework.Timeout, framework.Interval).Should(Succeed())
+}
