@@ -67,3 +67,31 @@ func TestNamesThatAreNoLabelValues(t *testing.T) {
 		g.Expect(eventNotes(g, ctx, "ManagedCluster", longCluster, "ClusterProfileWriteFailed")).To(BeEmpty())
 	}, framework.Timeout, framework.Interval).Should(Succeed())
 }
+
+// A token copy is named <cluster>-<msa>; when that is no valid Secret name
+// the copy is left out and the ManagedServiceAccount told once, and the
+// cluster's other tokens are copied as always.
+func TestATokenCopyThatCannotBeNamed(t *testing.T) {
+	ctx := framework.ContextFor(t)
+	c := env.Client
+	framework.StartManager(t, env, framework.ManagerOptions{Gates: syncGates})
+	framework.CreateClusterSet(ctx, t, c, utiltesting.MakeClusterSet("copyname-set").Obj())
+	framework.CreateCluster(ctx, t, c, utiltesting.MakeManagedCluster("copyname-c1").ClusterSet("copyname-set").Obj())
+	ensureNamespace(ctx, t, "copyname-c1")
+	for _, ns := range []string{"copyname-a", "copyname-b"} {
+		framework.CreateNamespace(ctx, t, c, ns)
+		framework.CreateBinding(ctx, t, c, utiltesting.MakeBinding(ns, "copyname-set").Bound(true).Obj())
+	}
+	long := strings.Repeat("m", 242) // "copyname-c1-" makes 254 characters
+	createMSA(ctx, t, "copyname-c1", long, "token-long")
+	createMSA(ctx, t, "copyname-c1", "good", "token-good")
+
+	NewWithT(t).Eventually(func(g Gomega) {
+		g.Expect(copyNamespaces(g, ctx, "copyname-c1-good")).To(Equal([]string{"copyname-a", "copyname-b"}))
+		g.Expect(eventNotes(g, ctx, "ManagedServiceAccount", long, "SyncedSecretNameInvalid")).To(Equal([]string{
+			`Not copying the token next to the ClusterProfiles of copyname-c1: "copyname-c1-` + long +
+				`" is no valid Secret name: must be no more than 253 characters. Shorten this ManagedServiceAccount's name.`,
+		}))
+	}, framework.Timeout, framework.Interval).Should(Succeed())
+	NewWithT(t).Expect(copiesOf(ctx, t, "copyname-c1")).To(ConsistOf("copyname-a/copyname-c1-good", "copyname-b/copyname-c1-good"))
+}

@@ -136,3 +136,20 @@ func ensureNamespace(ctx context.Context, t *testing.T, name string) {
 		framework.CreateNamespace(ctx, t, env.Client, name)
 	}
 }
+
+// copiesOf lists, as namespace/name, every synced token copy of cluster.
+func copiesOf(ctx context.Context, t *testing.T, cluster string) []string {
+	t.Helper()
+	list := &corev1.SecretList{}
+	if err := env.Client.List(ctx, list); err != nil {
+		t.Fatalf("listing Secrets: %v", err)
+	}
+	var out []string
+	for _, s := range list.Items {
+		if s.Annotations["authentication.open-cluster-management.io/synced-from-cluster"] == cluster {
+			out = append(out, s.Namespace+"/"+s.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
