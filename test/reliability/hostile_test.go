@@ -95,3 +95,37 @@ func TestATokenCopyThatCannotBeNamed(t *testing.T) {
 	}, framework.Timeout, framework.Interval).Should(Succeed())
 	NewWithT(t).Expect(copiesOf(ctx, t, "copyname-c1")).To(ConsistOf("copyname-a/copyname-c1-good", "copyname-b/copyname-c1-good"))
 }
+
+// A client config the direct entry cannot use safely (http://, a relative
+// URL, a CA that is not PEM) gets no entry and a False DirectAccess
+// condition saying why; fixed, it gets the entry and the condition goes.
+func TestTheDirectEntryRefusesUnsafeClientConfigs(t *testing.T) {
+	ctx := framework.ContextFor(t)
+	c := env.Client
+	framework.StartManager(t, env, framework.ManagerOptions{Gates: map[string]bool{"ClusterProfileDirectAccess": true}})
+	framework.CreateClusterSet(ctx, t, c, utiltesting.MakeClusterSet("direct-set").Obj())
+	framework.CreateNamespace(ctx, t, c, "direct-ns")
+	framework.CreateBinding(ctx, t, c, utiltesting.MakeBinding("direct-ns", "direct-set").Bound(true).Obj())
+	configs := map[string]clusterv1.ClientConfig{
+		"direct-http":     {URL: "http://api.example.com:6443"},
+		"direct-relative": {URL: "api.example.com:6443"},
+		"direct-text-ca":  {URL: "https://api.example.com:6443", CABundle: []byte("not a certificate")},
+	}
+	for name, config := range configs {
+		mc := utiltesting.MakeManagedCluster(name).ClusterSet("direct-set").Obj()
+		mc.Spec.ManagedClusterClientConfigs = []clusterv1.ClientConfig{config}
+		framework.CreateCluster(ctx, t, c, mc)
+	}
+	refused := func(message string) accessView {
+		return accessView{Conditions: map[string]string{"DirectAccess": "False/ClientConfigRefused: " + message}}
+	}
+	expectAccess(t, ctx, "direct-ns", "direct-http", refused(`The ManagedCluster's first client config URL "http://api.example.com:6443" is not an absolute https:// URL; no direct entry is published`))
+	expectAccess(t, ctx, "direct-ns", "direct-relative", refused(`The ManagedCluster's first client config URL "api.example.com:6443" is not an absolute https:// URL; no direct entry is published`))
+	expectAccess(t, ctx, "direct-ns", "direct-text-ca", refused("The ManagedCluster's first client config CA bundle is not PEM-encoded certificates; no direct entry is published"))
+
+	framework.UpdateCluster(ctx, t, c, "direct-http", func(mc *clusterv1.ManagedCluster) {
+		mc.Spec.ManagedClusterClientConfigs[0].URL = "https://api.example.com:6443"
+	})
+	expectAccess(t, ctx, "direct-ns", "direct-http", accessView{Conditions: map[string]string{},
+		Entries: map[string]string{"open-cluster-management-direct": "https://api.example.com:6443"}})
+}

@@ -153,3 +153,37 @@ func copiesOf(ctx context.Context, t *testing.T, cluster string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// accessView is what a consumer reads of a profile's access: entries by
+// name (their server), and the conditions other than the mirror's, as
+// "Status/Reason: Message".
+type accessView struct {
+	Entries    map[string]string
+	Conditions map[string]string
+}
+
+func accessOf(p *cpv1alpha1.ClusterProfile) accessView {
+	v := accessView{Conditions: map[string]string{}}
+	for _, ap := range p.Status.AccessProviders {
+		if v.Entries == nil {
+			v.Entries = map[string]string{}
+		}
+		v.Entries[ap.Name] = ap.Cluster.Server
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type != "ControlPlaneHealthy" && c.Type != "Joined" {
+			v.Conditions[c.Type] = fmt.Sprintf("%s/%s: %s", c.Status, c.Reason, c.Message)
+		}
+	}
+	return v
+}
+
+// expectAccess waits until the profile's access reads as want.
+func expectAccess(t *testing.T, ctx context.Context, namespace, name string, want accessView) {
+	t.Helper()
+	NewWithT(t).Eventually(func(g Gomega) {
+		p := &cpv1alpha1.ClusterProfile{}
+		g.Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, p)).To(Succeed())
+		g.Expect(cmp.Diff(want, accessOf(p))).To(BeEmpty(), "access of %s/%s (-want +got)", namespace, name)
+	}, framework.Timeout, framework.Interval).Should(Succeed())
+}
