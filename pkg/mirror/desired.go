@@ -69,6 +69,15 @@ const (
 	maxPropertyValue = 1024
 )
 
+// MaxPropertiesBytes bounds the names and values of a profile's properties
+// together. The schema bounds each property but not their number, and a
+// cluster's claims may fill nearly all of the 1.5 MiB etcd keeps per
+// object; the profile also carries conditions, access entries with their CA
+// bundles and other writers' entries, so copying such claims whole would
+// make every write of the profile fail. Claims past the budget are skipped
+// and reported, as invalid ones are.
+const MaxPropertiesBytes = 512 * 1024
+
 // DesiredProfiles decides, from the world alone, which namespaces publish the
 // cluster (membership.Served) and what its profiles say. A nil or deleting
 // cluster has none.
@@ -156,11 +165,17 @@ func claimsToProperties(claims []clusterv1.ManagedClusterClaim) ([]cpv1alpha1.Pr
 	var properties []cpv1alpha1.Property
 	var skipped []SkippedClaim
 	seen := sets.New[string]()
+	size := 0
 	for _, claim := range claims {
-		if reason := invalidClaim(claim, seen); reason != "" {
+		reason := invalidClaim(claim, seen)
+		if reason == "" && size+len(claim.Name)+len(claim.Value) > MaxPropertiesBytes {
+			reason = fmt.Sprintf("the profile's properties would exceed %d bytes", MaxPropertiesBytes)
+		}
+		if reason != "" {
 			skipped = append(skipped, SkippedClaim{Name: claim.Name, Reason: reason})
 			continue
 		}
+		size += len(claim.Name) + len(claim.Value)
 		seen.Insert(claim.Name)
 		properties = append(properties, cpv1alpha1.Property{Name: claim.Name, Value: claim.Value})
 	}

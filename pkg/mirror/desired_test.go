@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -168,5 +169,25 @@ func TestProfileLabelsAreValidLabelValues(t *testing.T) {
 	}
 	if got := OmittedLabels(long, Desired{}); got != nil {
 		t.Errorf("an unpublished cluster omits nothing, got %v", got)
+	}
+}
+
+func TestClaimsPastThePropertiesBudgetAreSkipped(t *testing.T) {
+	value := strings.Repeat("v", 1000)
+	cluster := utiltesting.MakeManagedCluster("c1")
+	for i := range 600 {
+		cluster.Claim(fmt.Sprintf("claim-%03d", i), value) // 1,009 bytes each
+	}
+	cluster.Claim("claim-tiny", "1")
+	_, skipped := desiredStatus(cluster.Obj(), nil)
+	// 519 claims fit in 512 KiB (519 × 1,009 = 523,671; one more is 524,680);
+	// the 81 after them do not; the small one at the end still fits, as a
+	// claim is skipped only when it itself would pass the budget.
+	var want []SkippedClaim
+	for i := 519; i < 600; i++ {
+		want = append(want, SkippedClaim{Name: fmt.Sprintf("claim-%03d", i), Reason: "the profile's properties would exceed 524288 bytes"})
+	}
+	if diff := cmp.Diff(want, skipped); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
 	}
 }

@@ -1,13 +1,16 @@
 package reliability_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 )
@@ -128,4 +131,46 @@ func TestTheDirectEntryRefusesUnsafeClientConfigs(t *testing.T) {
 	})
 	expectAccess(t, ctx, "direct-ns", "direct-http", accessView{Conditions: map[string]string{},
 		Entries: map[string]string{"open-cluster-management-direct": "https://api.example.com:6443"}})
+}
+
+// 1,000 claims of 1 KiB: the profile is written with what fits
+// MaxPropertiesBytes, the rest reported once in an Event whose note is cut
+// to what the API server accepts. (A claim value of 1 MiB never reaches the
+// mirror: the ManagedCluster schema refuses values over 1,024 bytes, which
+// the test checks too.)
+func TestHugeClaims(t *testing.T) {
+	ctx := framework.ContextFor(t)
+	c := env.Client
+	framework.StartManager(t, env, framework.ManagerOptions{})
+	framework.CreateClusterSet(ctx, t, c, utiltesting.MakeClusterSet("claims-set").Obj())
+	framework.CreateNamespace(ctx, t, c, "claims-ns")
+	framework.CreateBinding(ctx, t, c, utiltesting.MakeBinding("claims-ns", "claims-set").Bound(true).Obj())
+	many := utiltesting.MakeManagedCluster("claims-many").ClusterSet("claims-set")
+	for i := range 1000 {
+		many.Claim(fmt.Sprintf("claim-%03d", i), strings.Repeat("v", 1014)) // 1,024 bytes with the name
+	}
+	framework.CreateCluster(ctx, t, c, many.Obj())
+	framework.CreateCluster(ctx, t, c, utiltesting.MakeManagedCluster("claims-huge").ClusterSet("claims-set").Obj())
+	framework.UpdateClusterStatus(ctx, t, c, "claims-huge", func(mc *clusterv1.ManagedCluster) {
+		mc.Status.ClusterClaims = []clusterv1.ManagedClusterClaim{{Name: "small", Value: "yes"}}
+	})
+	huge := &clusterv1.ManagedCluster{}
+	NewWithT(t).Expect(c.Get(ctx, types.NamespacedName{Name: "claims-huge"}, huge)).To(Succeed())
+	huge.Status.ClusterClaims = append(huge.Status.ClusterClaims, clusterv1.ManagedClusterClaim{Name: "huge", Value: strings.Repeat("h", 1<<20)})
+	NewWithT(t).Expect(c.Status().Update(ctx, huge)).To(MatchError(ContainSubstring("may not be more than 1024 bytes")))
+
+	view := func(name string, properties int) profileView {
+		return profileView{Labels: map[string]string{"x-k8s.io/cluster-manager": "open-cluster-management",
+			"open-cluster-management.io/cluster-name": name, "multicluster.x-k8s.io/clusterset": "claims-set"},
+			DisplayName: name, Manager: "open-cluster-management", Properties: properties}
+	}
+	expectProfile(t, ctx, "claims-ns", "claims-huge", view("claims-huge", 1))
+	expectProfile(t, ctx, "claims-ns", "claims-many", view("claims-many", mirror.MaxPropertiesBytes/1024))
+	NewWithT(t).Eventually(func(g Gomega) {
+		notes := eventNotes(g, ctx, "ManagedCluster", "claims-many", "ClusterClaimsSkipped")
+		g.Expect(notes).To(HaveLen(1))
+		g.Expect(notes[0]).To(HavePrefix(`Claims left out of ClusterProfile properties: "claim-512" (the profile's properties would exceed 524288 bytes), "claim-513"`))
+		g.Expect(notes[0]).To(HaveSuffix("…"))
+		g.Expect(len(notes[0])).To(BeNumerically("<=", 1024))
+	}, framework.Timeout, framework.Interval).Should(Succeed())
 }
