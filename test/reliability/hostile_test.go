@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
@@ -96,7 +98,7 @@ func TestATokenCopyThatCannotBeNamed(t *testing.T) {
 				`" is no valid Secret name: must be no more than 253 characters. Shorten this ManagedServiceAccount's name.`,
 		}))
 	}, framework.Timeout, framework.Interval).Should(Succeed())
-	NewWithT(t).Expect(copiesOf(ctx, t, "copyname-c1")).To(ConsistOf("copyname-a/copyname-c1-good", "copyname-b/copyname-c1-good"))
+	expectWorld(t, ctx, "copyname-c1", []string{"copyname-a", "copyname-b"}, "copyname-c1-good")
 }
 
 // A client config the direct entry cannot use safely (http://, a relative
@@ -173,4 +175,39 @@ func TestHugeClaims(t *testing.T) {
 		g.Expect(notes[0]).To(HaveSuffix("…"))
 		g.Expect(len(notes[0])).To(BeNumerically("<=", 1024))
 	}, framework.Timeout, framework.Interval).Should(Succeed())
+}
+
+// A binding that flaps between Bound and unbound (every half second for
+// eight seconds) is followed: when it settles, its namespace holds exactly
+// what the last state says, and nothing leaked anywhere else. A binding to a
+// set that does not exist publishes nothing, even claiming to be Bound.
+func TestAFlappingBindingAndABindingToNoSet(t *testing.T) {
+	ctx := framework.ContextFor(t)
+	c := env.Client
+	framework.StartManager(t, env, framework.ManagerOptions{Gates: syncGates})
+	framework.CreateClusterSet(ctx, t, c, utiltesting.MakeClusterSet("flap-set").Obj())
+	framework.CreateCluster(ctx, t, c, utiltesting.MakeManagedCluster("flap-c1").ClusterSet("flap-set").Obj())
+	ensureNamespace(ctx, t, "flap-c1")
+	createMSA(ctx, t, "flap-c1", "kueue", "token-1")
+	for _, ns := range []string{"flap-steady", "flap-flapping", "flap-ghost"} {
+		framework.CreateNamespace(ctx, t, c, ns)
+	}
+	framework.CreateBinding(ctx, t, c, utiltesting.MakeBinding("flap-steady", "flap-set").Bound(true).Obj())
+	framework.CreateBinding(ctx, t, c, utiltesting.MakeBinding("flap-ghost", "flap-no-such-set").Bound(true).Obj())
+	flapping := utiltesting.MakeBinding("flap-flapping", "flap-set").Bound(true).Obj()
+	framework.CreateBinding(ctx, t, c, flapping)
+
+	for i := range 16 {
+		time.Sleep(500 * time.Millisecond)
+		framework.UpdateStatus(ctx, t, c, flapping, func(b *clusterv1beta2.ManagedClusterSetBinding) {
+			b.Status = utiltesting.MakeBinding("flap-flapping", "flap-set").Bound(i%2 == 1).Obj().Status
+		})
+	}
+	// The last write left it Bound (i = 15): both namespaces hold the profile and the copy.
+	expectWorld(t, ctx, "flap-c1", []string{"flap-flapping", "flap-steady"}, "flap-c1-kueue")
+
+	framework.UpdateStatus(ctx, t, c, flapping, func(b *clusterv1beta2.ManagedClusterSetBinding) {
+		b.Status = utiltesting.MakeBinding("flap-flapping", "flap-set").Bound(false).Obj().Status
+	})
+	expectWorld(t, ctx, "flap-c1", []string{"flap-steady"}, "flap-c1-kueue")
 }

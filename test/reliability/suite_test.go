@@ -137,13 +137,10 @@ func ensureNamespace(ctx context.Context, t *testing.T, name string) {
 	}
 }
 
-// copiesOf lists, as namespace/name, every synced token copy of cluster.
-func copiesOf(ctx context.Context, t *testing.T, cluster string) []string {
-	t.Helper()
+// copiesOfCluster lists, sorted as namespace/name, every synced token copy of cluster.
+func copiesOfCluster(g Gomega, ctx context.Context, cluster string) []string {
 	list := &corev1.SecretList{}
-	if err := env.Client.List(ctx, list); err != nil {
-		t.Fatalf("listing Secrets: %v", err)
-	}
+	g.Expect(env.Client.List(ctx, list)).To(Succeed())
 	var out []string
 	for _, s := range list.Items {
 		if s.Annotations["authentication.open-cluster-management.io/synced-from-cluster"] == cluster {
@@ -185,5 +182,23 @@ func expectAccess(t *testing.T, ctx context.Context, namespace, name string, wan
 		p := &cpv1alpha1.ClusterProfile{}
 		g.Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, p)).To(Succeed())
 		g.Expect(cmp.Diff(want, accessOf(p))).To(BeEmpty(), "access of %s/%s (-want +got)", namespace, name)
+	}, framework.Timeout, framework.Interval).Should(Succeed())
+}
+
+// expectWorld waits until exactly namespaces hold cluster's profile and
+// each of them exactly the named token copies, and no other namespace holds
+// a copy of the cluster's tokens.
+func expectWorld(t *testing.T, ctx context.Context, cluster string, namespaces []string, copies ...string) {
+	t.Helper()
+	var want []string
+	for _, ns := range namespaces {
+		for _, name := range copies {
+			want = append(want, ns+"/"+name)
+		}
+	}
+	sort.Strings(want)
+	NewWithT(t).Eventually(func(g Gomega) {
+		g.Expect(profileNamespaces(g, ctx, cluster)).To(Equal(namespaces))
+		g.Expect(copiesOfCluster(g, ctx, cluster)).To(Equal(want))
 	}, framework.Timeout, framework.Interval).Should(Succeed())
 }
