@@ -19,8 +19,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 )
@@ -201,4 +203,55 @@ func expectWorld(t *testing.T, ctx context.Context, cluster string, namespaces [
 		g.Expect(profileNamespaces(g, ctx, cluster)).To(Equal(namespaces))
 		g.Expect(copiesOfCluster(g, ctx, cluster)).To(Equal(want))
 	}, framework.Timeout, framework.Interval).Should(Succeed())
+}
+
+// statusView is a profile's status entries by key: properties as
+// name=value, condition types, access entry names, each sorted.
+type statusView struct {
+	Properties, Conditions, Entries []string
+}
+
+func statusOf(p *cpv1alpha1.ClusterProfile) statusView {
+	var v statusView
+	for _, prop := range p.Status.Properties {
+		v.Properties = append(v.Properties, prop.Name+"="+prop.Value)
+	}
+	for _, c := range p.Status.Conditions {
+		v.Conditions = append(v.Conditions, c.Type)
+	}
+	for _, ap := range p.Status.AccessProviders {
+		v.Entries = append(v.Entries, ap.Name)
+	}
+	sort.Strings(v.Properties)
+	sort.Strings(v.Conditions)
+	sort.Strings(v.Entries)
+	return v
+}
+
+// expectStatus waits until the profile's status entries read as want.
+func expectStatus(t *testing.T, ctx context.Context, c client.Client, key types.NamespacedName, want statusView) {
+	t.Helper()
+	NewWithT(t).Eventually(func(g Gomega) {
+		p := &cpv1alpha1.ClusterProfile{}
+		g.Expect(c.Get(ctx, key, p)).To(Succeed())
+		g.Expect(cmp.Diff(want, statusOf(p))).To(BeEmpty(), "status of %s (-want +got)", key)
+	}, framework.Timeout, framework.Interval).Should(Succeed())
+}
+
+// retryStatus changes a profile's status as writers before Server-Side
+// Apply do: a merge patch of whole lists under optimistic lock.
+func retryStatus(ctx context.Context, t *testing.T, c client.Client, key types.NamespacedName, mutate func(*cpv1alpha1.ClusterProfile)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		current := &cpv1alpha1.ClusterProfile{}
+		if err := c.Get(ctx, key, current); err != nil {
+			return err
+		}
+		patched := current.DeepCopy()
+		mutate(patched)
+		return c.Status().Patch(ctx, patched, client.MergeFromWithOptions(current, client.MergeFromWithOptimisticLock{}))
+	})
+	if err != nil {
+		t.Fatalf("writing the status of %s: %v", key, err)
+	}
 }

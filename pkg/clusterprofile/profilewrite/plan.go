@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 )
@@ -79,6 +80,11 @@ func Plan(current *cpv1alpha1.ClusterProfile, desire Desire, listMaps bool, w Wr
 		own = w.atomicOwnership(current, desire.Status)
 	}
 	write.Status = planStatus(current, desire.Status, listMaps, own)
+	if listMaps {
+		if cleanup := w.legacyCleanup(current, desire.Status); cleanup != nil {
+			write.Status = cleanup // it writes the wanted entries too
+		}
+	}
 	if write.Meta == nil && write.Status == nil {
 		return nil, nil
 	}
@@ -179,4 +185,42 @@ func (w Writer) atomicOwnership(current *cpv1alpha1.ClusterProfile, want StatusA
 		Properties:      properties,
 		AccessProviders: sets.New(w.AccessProviders...),
 	}
+}
+
+// legacyCleanup removes, on a list-map CRD, the writer's entries it wrote
+// while the CRD's status lists were atomic and no longer wants. Those
+// writes were merge patches, so its Update entry in managedFields owns them,
+// not an Apply entry: an apply never removes them, and OwnershipOf (which
+// reads Apply entries) does not see them. While such an Update entry is
+// there, the writer's entries are known by their keys, as on atomic CRDs,
+// and one no longer wanted is removed by writing the merged status under
+// optimistic lock, keeping every other writer's entries. Nil when there is
+// nothing to remove.
+func (w Writer) legacyCleanup(current *cpv1alpha1.ClusterProfile, want StatusApply) *StatusWrite {
+	if !w.wroteStatusByUpdate(current) {
+		return nil
+	}
+	merged := MergeStatus(current.Status, want, w.atomicOwnership(current, want))
+	if !dropsEntries(current.Status, merged) {
+		return nil
+	}
+	return &StatusWrite{Apply: want, Merged: &merged}
+}
+
+func (w Writer) wroteStatusByUpdate(p *cpv1alpha1.ClusterProfile) bool {
+	for _, entry := range p.GetManagedFields() {
+		if entry.Manager == w.FieldManager && entry.Subresource == "status" && entry.Operation == metav1.ManagedFieldsOperationUpdate {
+			return true
+		}
+	}
+	return false
+}
+
+// dropsEntries tells whether merged lacks a condition, property or access
+// entry that current has.
+func dropsEntries(current, merged cpv1alpha1.ClusterProfileStatus) bool {
+	return !conditionTypes(merged.Conditions).IsSuperset(conditionTypes(current.Conditions)) ||
+		!propertyNames(merged.Properties).IsSuperset(propertyNames(current.Properties)) ||
+		!accessProviderNames(merged.AccessProviders).IsSuperset(accessProviderNames(current.AccessProviders)) ||
+		(current.Version.Kubernetes != "" && merged.Version.Kubernetes == "")
 }
