@@ -242,6 +242,16 @@ func expectStatus(t *testing.T, ctx context.Context, c client.Client, key types.
 // Apply do: a merge patch of whole lists under optimistic lock.
 func retryStatus(ctx context.Context, t *testing.T, c client.Client, key types.NamespacedName, mutate func(*cpv1alpha1.ClusterProfile)) {
 	t.Helper()
+	retryStatusAs(ctx, t, c, key, "", mutate)
+}
+
+// retryStatusAs is retryStatus under a field manager ("": the client's default).
+func retryStatusAs(ctx context.Context, t *testing.T, c client.Client, key types.NamespacedName, manager string, mutate func(*cpv1alpha1.ClusterProfile)) {
+	t.Helper()
+	var opts []client.SubResourcePatchOption
+	if manager != "" {
+		opts = append(opts, client.FieldOwner(manager))
+	}
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		current := &cpv1alpha1.ClusterProfile{}
 		if err := c.Get(ctx, key, current); err != nil {
@@ -249,7 +259,7 @@ func retryStatus(ctx context.Context, t *testing.T, c client.Client, key types.N
 		}
 		patched := current.DeepCopy()
 		mutate(patched)
-		return c.Status().Patch(ctx, patched, client.MergeFromWithOptions(current, client.MergeFromWithOptimisticLock{}))
+		return c.Status().Patch(ctx, patched, client.MergeFromWithOptions(current, client.MergeFromWithOptimisticLock{}), opts...)
 	})
 	if err != nil {
 		t.Fatalf("writing the status of %s: %v", key, err)

@@ -41,6 +41,10 @@ type Desire struct {
 type Write struct {
 	// Current is the profile as read; nil when the write creates it.
 	Current *cpv1alpha1.ClusterProfile
+	// Claim, on atomic-list CRDs, is applied before the status: the
+	// metadata recording the property names the status write adds, with
+	// those recorded before (see claimFirst).
+	Claim *MetaApply
 	// Meta is applied when set.
 	Meta *MetaApply
 	// Status is written when set.
@@ -88,6 +92,7 @@ func Plan(current *cpv1alpha1.ClusterProfile, desire Desire, listMaps bool, w Wr
 	if write.Meta == nil && write.Status == nil {
 		return nil, nil
 	}
+	write.Claim = w.claimFirst(current, write, listMaps)
 	return write, nil
 }
 
@@ -172,12 +177,7 @@ func (w Writer) recordProperties(desire Desire, listMaps bool) *MetaApply {
 // cannot: its fixed conditions and entries, the properties it recorded
 // before and the ones it writes now. Any other entry is somebody else's.
 func (w Writer) atomicOwnership(current *cpv1alpha1.ClusterProfile, want StatusApply) Ownership {
-	properties := propertyNames(want.Properties)
-	if current != nil && w.PropertiesAnnotation != "" {
-		var recorded []string
-		_ = json.Unmarshal([]byte(current.Annotations[w.PropertiesAnnotation]), &recorded) // a mangled record owns nothing
-		properties.Insert(recorded...)
-	}
+	properties := propertyNames(want.Properties).Union(w.recorded(current))
 	return Ownership{
 		Labels: sets.New[string](), Annotations: sets.New[string](), Spec: sets.New[string](),
 		Version:         w.Version,
@@ -223,4 +223,39 @@ func dropsEntries(current, merged cpv1alpha1.ClusterProfileStatus) bool {
 		!propertyNames(merged.Properties).IsSuperset(propertyNames(current.Properties)) ||
 		!accessProviderNames(merged.AccessProviders).IsSuperset(accessProviderNames(current.AccessProviders)) ||
 		(current.Version.Kubernetes != "" && merged.Version.Kubernetes == "")
+}
+
+// recorded are the property names the writer recorded on p as its own.
+func (w Writer) recorded(p *cpv1alpha1.ClusterProfile) sets.Set[string] {
+	var names []string
+	if p != nil && w.PropertiesAnnotation != "" {
+		_ = json.Unmarshal([]byte(p.Annotations[w.PropertiesAnnotation]), &names) // a mangled record owns nothing
+	}
+	return sets.New(names...)
+}
+
+// claimFirst is, on atomic-list CRDs, the record to apply before a status
+// write that adds property names the writer has not recorded: the old names
+// and the new. Recorded after the status instead, a manager killed between
+// the two writes would leave a property no writer owns, never removed once
+// its claim goes; recorded before, a kill leaves at most a name recorded for
+// a property not yet written, which the next write drops. Nil when the
+// record already holds every name, or on list-map CRDs.
+func (w Writer) claimFirst(current *cpv1alpha1.ClusterProfile, write *Write, listMaps bool) *MetaApply {
+	if listMaps || w.PropertiesAnnotation == "" || write.Meta == nil || write.Status == nil {
+		return nil
+	}
+	recorded := w.recorded(current)
+	wanted := propertyNames(write.Status.Apply.Properties)
+	if recorded.IsSuperset(wanted) {
+		return nil
+	}
+	claim := *write.Meta
+	claim.Annotations = maps.Clone(claim.Annotations)
+	if claim.Annotations == nil {
+		claim.Annotations = map[string]string{}
+	}
+	raw, _ := json.Marshal(sets.List(recorded.Union(wanted))) // a []string always marshals
+	claim.Annotations[w.PropertiesAnnotation] = string(raw)
+	return &claim
 }

@@ -119,7 +119,10 @@ func TestPlanOnAtomicLists(t *testing.T) {
 	}
 	wantMeta := *desire.Meta
 	wantMeta.Annotations = map[string]string{"mirror/properties": `["region"]`}
-	want := &Write{Current: current, Meta: &wantMeta, Status: &StatusWrite{Apply: desire.Status, Merged: &cpv1alpha1.ClusterProfileStatus{
+	// region is new: recorded, with old, before the status write adds it.
+	wantClaim := *desire.Meta
+	wantClaim.Annotations = map[string]string{"mirror/properties": `["old","region"]`}
+	want := &Write{Current: current, Claim: &wantClaim, Meta: &wantMeta, Status: &StatusWrite{Apply: desire.Status, Merged: &cpv1alpha1.ClusterProfileStatus{
 		Version:         cpv1alpha1.ClusterVersion{Kubernetes: "v1.31.0"},
 		Conditions:      []metav1.Condition{current.Status.Conditions[0], joined(metav1.ConditionTrue)},
 		Properties:      []cpv1alpha1.Property{theirs, region},
@@ -162,6 +165,29 @@ func TestCarries(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := proxy.Carries(tc.p, tc.listMaps); got != tc.want {
 				t.Errorf("Carries = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A property name already recorded needs no claim before the status write;
+// nor does a write that only drops names.
+func TestPlanOnAtomicListsClaimsOnlyNewNames(t *testing.T) {
+	current := &cpv1alpha1.ClusterProfile{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "c1", Annotations: map[string]string{"mirror/properties": `["region","zone"]`}},
+		Status:     cpv1alpha1.ClusterProfileStatus{Properties: []cpv1alpha1.Property{{Name: "region", Value: "eu"}, {Name: "zone", Value: "a"}}},
+	}
+	for name, desire := range map[string]Desire{
+		"a value changes": mirrorDesire("", cpv1alpha1.Property{Name: "region", Value: "us"}, cpv1alpha1.Property{Name: "zone", Value: "a"}),
+		"a name goes":     mirrorDesire("", cpv1alpha1.Property{Name: "region", Value: "eu"}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := Plan(current, desire, false, mirror)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got == nil || got.Status == nil || got.Claim != nil {
+				t.Errorf("want a status write without a claim, got %+v", got)
 			}
 		})
 	}
