@@ -27,9 +27,10 @@ func leaseHolder(ctx context.Context) string {
 }
 
 // Two replicas with --leader-elect; the leader is SIGKILLed in the middle
-// of a cold convergence. The standby sends no write while it waits, takes
+// of a cold convergence, and the new leader in the middle of a token
+// rotation. Each time the standby sends no write while it waits, takes
 // over within the Lease (the test prints how fast) and finishes: the exact
-// world, nothing missing, nothing extra.
+// world, nothing missing, nothing extra, every copy with the new token.
 func TestLeaderFailoverMidConvergence(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -55,13 +56,36 @@ func TestLeaderFailoverMidConvergence(t *testing.T) {
 		t.Fatalf("manager-a converged before it was killed; the test needs a slower convergence")
 	}
 
-	a.kill()
+	takeover := killLeader(ctx, t, a, leader)
+	fleet.expectExactWorld(t, ctx)
+	t.Logf("FIGURE leader takeover after SIGKILL mid convergence: %s (lease 4s, retry 0.5s)", takeover.Round(10*time.Millisecond))
+
+	// The old leader comes back as the standby; the new one is killed mid rotation.
+	leader = leaseHolder(ctx)
+	a = startManagerProcess(t, "manager-a2", slow...)
+	fleet.rotateTokens(ctx, t, "rotated-of-")
+	if !waitFor(ctx, 30*time.Second, func() bool { return fleet.rotated(ctx) >= 5 }) {
+		t.Fatal("manager-b rotated no copy")
+	}
+	if n := fleet.rotated(ctx); n == len(fleet.want().Copies) {
+		t.Fatalf("manager-b finished the rotation before it was killed; the test needs a slower one")
+	}
+	if writes, err := a.writes(ctx); err != nil || writes != 0 {
+		t.Errorf("the standby sent %d writes (err %v) before it led, want 0", writes, err)
+	}
+	takeover = killLeader(ctx, t, b, leader)
+	fleet.expectExactWorld(t, ctx)
+	t.Logf("FIGURE leader takeover after SIGKILL mid token rotation: %s", takeover.Round(10*time.Millisecond))
+}
+
+// killLeader SIGKILLs m, which holds the Lease as leader, and returns how
+// long until another replica holds it.
+func killLeader(ctx context.Context, t *testing.T, m *managerProcess, leader string) time.Duration {
+	t.Helper()
+	m.kill()
 	killed := time.Now()
 	if !waitFor(ctx, 30*time.Second, func() bool { h := leaseHolder(ctx); return h != "" && h != leader }) {
-		t.Fatal("manager-b never took over")
+		t.Fatal("no standby took over")
 	}
-	takeover := time.Since(killed)
-	fleet.expectExactWorld(t, ctx)
-	t.Logf("FIGURE leader takeover after SIGKILL: %s (lease 4s, retry 0.5s); exact world %s after the kill",
-		takeover.Round(10*time.Millisecond), time.Since(killed).Round(100*time.Millisecond))
+	return time.Since(killed)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,6 +30,8 @@ type testFleet struct {
 	prefix     string
 	clusters   []string
 	namespaces []string
+	// tokenPrefix starts each cluster's token ("token-of-" until rotated).
+	tokenPrefix string
 }
 
 // createFleet publishes n clusters named <prefix>-cNN into namespaces
@@ -36,7 +39,7 @@ type testFleet struct {
 func createFleet(ctx context.Context, t *testing.T, prefix string, n int) testFleet {
 	t.Helper()
 	c := env.Client
-	f := testFleet{prefix: prefix, namespaces: []string{prefix + "-a", prefix + "-b"}}
+	f := testFleet{prefix: prefix, namespaces: []string{prefix + "-a", prefix + "-b"}, tokenPrefix: "token-of-"}
 	framework.CreateClusterSet(ctx, t, c, utiltesting.MakeClusterSet(prefix+"-set").Obj())
 	for i := range n {
 		name := fmt.Sprintf("%s-c%02d", prefix, i)
@@ -68,7 +71,7 @@ func (f testFleet) want() worldView {
 		for _, name := range f.clusters {
 			w.Profiles[ns+"/"+name] = fmt.Sprintf("labels=%s/%s/%s manager=open-cluster-management direct=https://api.%s.example.com ca=%t",
 				name, f.prefix+"-set", "open-cluster-management", name, true)
-			w.Copies[ns+"/"+name+"-kueue"] = "token-of-" + name
+			w.Copies[ns+"/"+name+"-kueue"] = f.tokenPrefix + name
 		}
 	}
 	return w
@@ -132,3 +135,29 @@ func (f testFleet) published(ctx context.Context) int {
 }
 
 func clientInNamespace(ns string) client.InNamespace { return client.InNamespace(ns) }
+
+// rotateTokens gives every cluster a new token, as the
+// managed-serviceaccount agent does when it rotates one.
+func (f *testFleet) rotateTokens(ctx context.Context, t *testing.T, prefix string) {
+	t.Helper()
+	f.tokenPrefix = prefix
+	for _, name := range f.clusters {
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "kueue"}}
+		framework.Update(ctx, t, env.Client, secret, func(s *corev1.Secret) { s.Data["token"] = []byte(prefix + name) })
+	}
+}
+
+// rotated counts the copies that hold the current token.
+func (f testFleet) rotated(ctx context.Context) int {
+	got, err := f.observe(ctx)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, token := range got.Copies {
+		if strings.HasPrefix(token, f.tokenPrefix) {
+			n++
+		}
+	}
+	return n
+}
