@@ -2,6 +2,7 @@ package reliability_test
 
 import (
 	"context"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -53,6 +54,31 @@ func TestSIGTERMDuringConvergence(t *testing.T) {
 	if m.err != nil {
 		t.Errorf("the manager exited with %v after SIGTERM, want exit code 0", m.err)
 	}
+	expectNothingHalfWritten(ctx, t, fleet)
 	startManagerProcess(t, "manager-2", args...)
 	fleet.expectExactWorld(t, ctx)
+}
+
+// expectNothingHalfWritten checks what a stopped manager left: every
+// profile there has its labels and spec whole (one write makes them), every
+// copy its token; only what was not reached yet may be missing.
+func expectNothingHalfWritten(ctx context.Context, t *testing.T, fleet testFleet) {
+	t.Helper()
+	got, err := fleet.observe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fleet.want()
+	for key, profile := range got.Profiles {
+		wantFields, gotFields := strings.Fields(want.Profiles[key]), strings.Fields(profile)
+		if len(wantFields) < 2 || len(gotFields) < 2 || wantFields[0] != gotFields[0] || wantFields[1] != gotFields[1] {
+			t.Errorf("profile %s left as %q, want its metadata as in %q", key, profile, want.Profiles[key])
+		}
+	}
+	for key, token := range got.Copies {
+		if token != want.Copies[key] {
+			t.Errorf("copy %s left with token %q, want %q", key, token, want.Copies[key])
+		}
+	}
+	t.Logf("left by SIGTERM: %d of %d profiles, %d of %d copies, each whole", len(got.Profiles), len(want.Profiles), len(got.Copies), len(want.Copies))
 }
