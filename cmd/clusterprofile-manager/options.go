@@ -45,6 +45,7 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 	fs.BoolVar(&m.LeaderElect, "leader-elect", false, "Elect a leader so that only one replica writes.")
 	fs.StringVar(&m.LeaderElectionNamespace, "leader-election-namespace", "",
 		"Namespace of the leader election Lease (default: the pod's namespace).")
+	addLeaseFlags(fs, &m.LeaderElection)
 	fs.StringVar(&m.MetricsAddr, "metrics-bind-address", ":8443", "Address of the Prometheus metrics endpoint; 0 disables it.")
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", true,
 		"Serve metrics over HTTPS to clients whose bearer token may GET /metrics (TokenReview and SubjectAccessReview); false serves plain HTTP to anyone.")
@@ -116,4 +117,14 @@ func start(ctx context.Context, cfg *rest.Config, opts hubmanager.Options) error
 	ctrl.Log.WithName("setup").Info("Starting clusterprofile-manager",
 		"clusterManagerName", opts.ClusterManagerName, "mirror", opts.FeatureGates.Enabled(features.ClusterProfile))
 	return mgr.Start(ctx)
+}
+
+func addLeaseFlags(fs *pflag.FlagSet, le *hubmanager.LeaderElection) {
+	*le = hubmanager.DefaultLeaderElection
+	fs.DurationVar(&le.LeaseDuration, "leader-elect-lease-duration", le.LeaseDuration,
+		"How long after the leader's last renewal a standby takes over (a leader killed without stepping down is replaced within it plus the retry period).")
+	fs.DurationVar(&le.RenewDeadline, "leader-elect-renew-deadline", le.RenewDeadline,
+		"How long the leader retries renewing before it stops; shorter than the lease duration.")
+	fs.DurationVar(&le.RetryPeriod, "leader-elect-retry-period", le.RetryPeriod,
+		"How often candidates try to acquire or renew the Lease.")
 }

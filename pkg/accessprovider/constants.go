@@ -28,4 +28,9 @@ const (
 	ReasonCertificateMissing     = "UserServerCertificateMissing"
 	ReasonCertificateInvalid     = "UserServerCertificateInvalid"
 	ReasonConfigurationNamespace = "ProxyServerNamespaceMissing"
+
+	// ConditionDirectAccess is False, saying why, while the cluster's client
+	// config cannot make a safe direct entry; absent otherwise.
+	ConditionDirectAccess     = "DirectAccess"
+	ReasonClientConfigRefused = "ClientConfigRefused"
 )

@@ -25,7 +25,7 @@ const testManager = "open-cluster-management"
 // a client config) and namespace "unbound" serves nothing.
 func servedWorld() []client.Object {
 	cluster := utiltesting.MakeManagedCluster("c1").Label("name", "c1").Obj()
-	cluster.Spec.ManagedClusterClientConfigs = []clusterv1.ClientConfig{{URL: "https://api.c1:6443", CABundle: []byte("CA")}}
+	cluster.Spec.ManagedClusterClientConfigs = []clusterv1.ClientConfig{{URL: "https://api.c1:6443", CABundle: utiltesting.FakeCA("CA")}}
 	return []client.Object{
 		cluster,
 		utiltesting.MakeClusterSet("c1-set").Selector(metav1.LabelSelector{MatchLabels: map[string]string{"name": "c1"}}).Obj(),
@@ -36,7 +36,7 @@ func servedWorld() []client.Object {
 
 func directEntry() cpv1alpha1.AccessProvider {
 	return cpv1alpha1.AccessProvider{Name: "direct", Cluster: clientcmdv1.Cluster{Server: "https://api.c1:6443",
-		CertificateAuthorityData: []byte("CA"), Extensions: []clientcmdv1.NamedExtension{cpcreds.ExecExtension("c1")}}}
+		CertificateAuthorityData: utiltesting.FakeCA("CA"), Extensions: []clientcmdv1.NamedExtension{cpcreds.ExecExtension("c1")}}}
 }
 
 func withEntries(p *cpv1alpha1.ClusterProfile, entries ...cpv1alpha1.AccessProvider) *cpv1alpha1.ClusterProfile {

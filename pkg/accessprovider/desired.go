@@ -1,8 +1,11 @@
 package accessprovider
 
 import (
+	"bytes"
+	"encoding/pem"
 	"fmt"
 	"net"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -141,6 +144,52 @@ func DirectEntry(name string, cluster *clusterv1.ManagedCluster) *cpv1alpha1.Acc
 			CertificateAuthorityData: config.CABundle,
 			Extensions:               []clientcmdv1.NamedExtension{cpcreds.ExecExtension(cluster.Name)},
 		},
+	}
+}
+
+// DirectDesired is the direct entry, or, when the cluster's client config
+// would make an unsafe or unusable one (a URL that is not an absolute
+// https:// URL would carry the consumer's token in clear or nowhere; a CA
+// bundle that is not PEM certificates fails every TLS handshake), no entry
+// and a False DirectAccess condition saying why, as the proxy entry refuses
+// what it cannot use.
+func DirectDesired(name string, cluster *clusterv1.ManagedCluster, existing []metav1.Condition, now time.Time) Desired {
+	entry := DirectEntry(name, cluster)
+	if entry == nil {
+		return Desired{}
+	}
+	if problem := clientConfigProblem(entry.Cluster); problem != "" {
+		return Desired{Condition: stable(existing, metav1.Condition{Type: ConditionDirectAccess, Status: metav1.ConditionFalse,
+			Reason: ReasonClientConfigRefused, Message: problem}, now)}
+	}
+	return Desired{Entry: entry}
+}
+
+func clientConfigProblem(c clientcmdv1.Cluster) string {
+	u, err := url.Parse(c.Server)
+	switch {
+	case err != nil || u.Scheme != "https" || u.Host == "":
+		return fmt.Sprintf("The ManagedCluster's first client config URL %q is not an absolute https:// URL; no direct entry is published", c.Server)
+	case len(c.CertificateAuthorityData) > 0 && !pemCertificates(c.CertificateAuthorityData):
+		return "The ManagedCluster's first client config CA bundle is not PEM-encoded certificates; no direct entry is published"
+	}
+	return ""
+}
+
+// pemCertificates tells whether data is one or more PEM CERTIFICATE blocks
+// and nothing else but white space.
+func pemCertificates(data []byte) bool {
+	blocks := 0
+	for {
+		block, rest := pem.Decode(data)
+		if block == nil {
+			return blocks > 0 && len(bytes.TrimSpace(rest)) == 0
+		}
+		if block.Type != "CERTIFICATE" {
+			return false
+		}
+		blocks++
+		data = rest
 	}
 }
 

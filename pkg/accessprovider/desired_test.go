@@ -1,6 +1,7 @@
 package accessprovider
 
 import (
+	"encoding/pem"
 	"testing"
 	"time"
 
@@ -105,13 +106,13 @@ func TestDirectEntry(t *testing.T) {
 		want    *cpv1alpha1.AccessProvider
 	}{
 		"the first client config": {
-			cluster: withConfig(clusterv1.ClientConfig{URL: "https://api.c1:6443", CABundle: []byte("CA")},
+			cluster: withConfig(clusterv1.ClientConfig{URL: "https://api.c1:6443", CABundle: utiltesting.FakeCA("CA")},
 				clusterv1.ClientConfig{URL: "https://other:6443"}),
 			want: &cpv1alpha1.AccessProvider{Name: "direct", Cluster: clientcmdv1.Cluster{Server: "https://api.c1:6443",
-				CertificateAuthorityData: []byte("CA"), Extensions: []clientcmdv1.NamedExtension{cpcreds.ExecExtension("c1")}}},
+				CertificateAuthorityData: utiltesting.FakeCA("CA"), Extensions: []clientcmdv1.NamedExtension{cpcreds.ExecExtension("c1")}}},
 		},
 		"no client config":              {cluster: withConfig()},
-		"a client config without a URL": {cluster: withConfig(clusterv1.ClientConfig{CABundle: []byte("CA")})},
+		"a client config without a URL": {cluster: withConfig(clusterv1.ClientConfig{CABundle: utiltesting.FakeCA("CA")})},
 		"a cluster being deleted":       {cluster: deleting},
 		"no cluster":                    {},
 	}
@@ -119,6 +120,50 @@ func TestDirectEntry(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, DirectEntry("direct", tc.cluster)); diff != "" {
 				t.Errorf("entry (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDirectDesiredRefusesUnsafeClientConfigs(t *testing.T) {
+	now := utiltesting.ConditionTime.Time
+	withConfig := func(url string, ca []byte) *clusterv1.ManagedCluster {
+		mc := utiltesting.MakeManagedCluster("c1").Obj()
+		mc.Spec.ManagedClusterClientConfigs = []clusterv1.ClientConfig{{URL: url, CABundle: ca}}
+		return mc
+	}
+	refused := func(message string) Desired {
+		return Desired{Condition: &metav1.Condition{Type: ConditionDirectAccess, Status: metav1.ConditionFalse,
+			Reason: ReasonClientConfigRefused, Message: message, LastTransitionTime: utiltesting.ConditionTime}}
+	}
+	badURL := func(url string) Desired {
+		return refused(`The ManagedCluster's first client config URL "` + url + `" is not an absolute https:// URL; no direct entry is published`)
+	}
+	notPEM := refused("The ManagedCluster's first client config CA bundle is not PEM-encoded certificates; no direct entry is published")
+	twoCAs := append(utiltesting.FakeCA("a"), utiltesting.FakeCA("b")...)
+	cases := map[string]struct {
+		cluster *clusterv1.ManagedCluster
+		want    Desired
+	}{
+		"https and a PEM bundle": {cluster: withConfig("https://api.c1:6443", twoCAs), want: Desired{Entry: &cpv1alpha1.AccessProvider{
+			Name: "direct", Cluster: clientcmdv1.Cluster{Server: "https://api.c1:6443", CertificateAuthorityData: twoCAs,
+				Extensions: []clientcmdv1.NamedExtension{cpcreds.ExecExtension("c1")}}}}},
+		"https and no bundle (system roots)": {cluster: withConfig("https://api.c1", nil), want: Desired{Entry: &cpv1alpha1.AccessProvider{
+			Name: "direct", Cluster: clientcmdv1.Cluster{Server: "https://api.c1",
+				Extensions: []clientcmdv1.NamedExtension{cpcreds.ExecExtension("c1")}}}}},
+		"http://":           {cluster: withConfig("http://api.c1:6443", nil), want: badURL("http://api.c1:6443")},
+		"a relative URL":    {cluster: withConfig("api.c1:6443/x", nil), want: badURL("api.c1:6443/x")},
+		"a path only":       {cluster: withConfig("/clusters/c1", nil), want: badURL("/clusters/c1")},
+		"no host":           {cluster: withConfig("https:///c1", nil), want: badURL("https:///c1")},
+		"a CA that is text": {cluster: withConfig("https://api.c1", []byte("CA")), want: notPEM},
+		"a private key":     {cluster: withConfig("https://api.c1", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte("k")})), want: notPEM},
+		"PEM then garbage":  {cluster: withConfig("https://api.c1", append(utiltesting.FakeCA("a"), "garbage"...)), want: notPEM},
+		"no client config":  {cluster: utiltesting.MakeManagedCluster("c1").Obj()},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, DirectDesired("direct", tc.cluster, nil, now)); diff != "" {
+				t.Errorf("desired (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package accessprovider
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,7 +20,8 @@ import (
 
 // DirectWriter is who the direct source writes as, its entry named name.
 func DirectWriter(name string) profilewrite.Writer {
-	return profilewrite.Writer{FieldManager: DirectFieldManager, AccessProviders: []string{name}}
+	return profilewrite.Writer{FieldManager: DirectFieldManager, AccessProviders: []string{name},
+		ConditionTypes: []string{ConditionDirectAccess}}
 }
 
 // Direct is the direct source: an entry that reaches the cluster's own API
@@ -29,6 +31,16 @@ type Direct struct {
 	Reader client.Reader
 	// Name is the entry's name.
 	Name string
+	// Now is the clock of the refusal condition's transition time
+	// (time.Now when nil).
+	Now func() time.Time
+}
+
+func (d *Direct) now() time.Time {
+	if d.Now == nil {
+		return time.Now()
+	}
+	return d.Now()
 }
 
 var _ Source = (*Direct)(nil)
@@ -45,7 +57,7 @@ func (d *Direct) Desired(ctx context.Context, profile *cpv1alpha1.ClusterProfile
 	case err != nil:
 		return Desired{}, fmt.Errorf("reading ManagedCluster %s: %w", profile.Name, err)
 	}
-	return Desired{Entry: DirectEntry(d.Name, mc)}, nil
+	return DirectDesired(d.Name, mc, profile.Status.Conditions, d.now()), nil
 }
 
 // Watch maps a ManagedCluster's client config changes to its profiles.

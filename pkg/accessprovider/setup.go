@@ -58,7 +58,7 @@ func DirectCapability(opts Options) capability.Capability {
 	}
 	return sourceCapability("direct access provider", features.ClusterProfileDirectAccess, DirectWriter(opts.DirectEntryName), nil,
 		func(mgr ctrl.Manager) (Source, error) {
-			return &Direct{Reader: mgr.GetClient(), Name: opts.DirectEntryName}, nil
+			return &Direct{Reader: mgr.GetClient(), Name: opts.DirectEntryName, Now: time.Now}, nil
 		}, opts)
 }
 

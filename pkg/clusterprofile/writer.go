@@ -57,8 +57,9 @@ func (w *Writer) Plan(ctx context.Context, current *cpv1alpha1.ClusterProfile, d
 
 // Execute sends a planned write and returns the profile as stored. A new
 // profile gets its metadata first (the apply creates it); an existing one
-// its status first: on atomic-list CRDs the metadata records which
-// properties the writer owns, and must not claim them before they exist.
+// its status first, then its metadata, so that on atomic-list CRDs the
+// record of the properties the writer owns drops a name only once the
+// property is gone; names it adds are recorded before (write.Claim).
 func (w *Writer) Execute(ctx context.Context, write *profilewrite.Write) (*cpv1alpha1.ClusterProfile, error) {
 	current := write.Current
 	if current == nil {
@@ -67,6 +68,13 @@ func (w *Writer) Execute(ctx context.Context, write *profilewrite.Write) (*cpv1a
 			return created, err
 		}
 		return w.writeStatus(ctx, created, *write.Status)
+	}
+	if write.Claim != nil {
+		claimed, err := w.applyMeta(ctx, *write.Claim, metrics.OpMetadata)
+		if err != nil {
+			return nil, err
+		}
+		current = claimed
 	}
 	if write.Status != nil {
 		written, err := w.writeStatus(ctx, current, *write.Status)

@@ -21,6 +21,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/eventnote"
 )
 
 const (
@@ -45,7 +46,7 @@ type Guard struct {
 // cache when their API is served (OCM's operator is installed), and
 // otherwise has nothing to detect.
 func NewGuard(mgr ctrl.Manager) *Guard {
-	g := &Guard{Recorder: mgr.GetEventRecorder("clusterprofile-coexistence")}
+	g := &Guard{Recorder: eventnote.Truncating(mgr.GetEventRecorder("clusterprofile-coexistence"))}
 	if capability.Served(mgr.GetRESTMapper(), capability.Kind(operatorv1.GroupVersion, "ClusterManager")) {
 		g.Reader = mgr.GetClient()
 	} else {

@@ -19,4 +19,7 @@ const (
 	// ReasonNameCollision: two cluster/ManagedServiceAccount pairs need the
 	// same Secret name in one namespace, or another Secret holds it.
 	ReasonNameCollision = "SyncedSecretNameCollision"
+	// ReasonNameInvalid: <cluster>-<msa> is no valid Secret name (too long,
+	// say), so the token cannot be copied under it.
+	ReasonNameInvalid = "SyncedSecretNameInvalid"
 )

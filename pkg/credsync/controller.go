@@ -70,6 +70,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if sources, err = r.sources(ctx, cluster); err != nil {
 			return ctrl.Result{}, err
 		}
+		r.reportInvalidNames(ctx, cluster, sources)
 	}
 	desired := DesiredCopies(profile, cluster, sources)
 	existing, err := r.existingCopies(ctx, namespace, cluster, desired)

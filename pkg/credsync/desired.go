@@ -1,10 +1,13 @@
 package credsync
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
@@ -22,16 +25,39 @@ type Source struct {
 // DesiredCopies returns the Secrets that the namespace of profile must hold
 // for cluster: one per source with a token, carrying only the token and the
 // CA, the token's expiry, where it came from, and an owner reference to the
-// profile so the copies go when the profile goes.
+// profile so the copies go when the profile goes. A source whose copy would
+// have no valid Secret name (see InvalidCopyNames) gets none.
 func DesiredCopies(profile *cpv1alpha1.ClusterProfile, cluster string, sources []Source) []*corev1.Secret {
 	var copies []*corev1.Secret
 	for _, s := range sources {
-		if s.Token == nil || len(s.Token.Data[cpcreds.SecretKeyToken]) == 0 {
+		if s.Token == nil || len(s.Token.Data[cpcreds.SecretKeyToken]) == 0 || copyNameProblem(cluster, s.MSA.Name) != "" {
 			continue
 		}
 		copies = append(copies, desiredCopy(profile, cluster, s))
 	}
 	return copies
+}
+
+// InvalidCopyNames maps each source whose copy cannot exist to why: the
+// copy is named <cluster>-<msa>, and both names may have 253 characters
+// where a Secret's name may have 253 in all. Creating it would fail on
+// every retry; the copy is left out and the problem reported instead.
+func InvalidCopyNames(cluster string, sources []Source) map[string]string {
+	invalid := map[string]string{}
+	for _, s := range sources {
+		if problem := copyNameProblem(cluster, s.MSA.Name); problem != "" {
+			invalid[s.MSA.Name] = problem
+		}
+	}
+	return invalid
+}
+
+func copyNameProblem(cluster, msa string) string {
+	name := cpcreds.SecretName(cluster, msa)
+	if problems := validation.IsDNS1123Subdomain(name); len(problems) > 0 {
+		return fmt.Sprintf("%q is no valid Secret name: %s", name, strings.Join(problems, "; "))
+	}
+	return ""
 }
 
 func desiredCopy(profile *cpv1alpha1.ClusterProfile, cluster string, s Source) *corev1.Secret {

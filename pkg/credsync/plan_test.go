@@ -1,6 +1,7 @@
 package credsync
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -134,5 +135,24 @@ func TestPlanCopies(t *testing.T) {
 				t.Errorf("plan (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestCopiesThatCannotBeNamedAreLeftOut(t *testing.T) {
+	long := strings.Repeat("m", 251) // "c1-" makes 254
+	sources := []Source{tokenSource("c1", "ok", "t1"), tokenSource("c1", long, "t2"), tokenSource("c1", "Upper", "t3")}
+	var names []string
+	for _, s := range DesiredCopies(profile("team", "c1"), "c1", sources) {
+		names = append(names, s.Name)
+	}
+	if diff := cmp.Diff([]string{"c1-ok"}, names); diff != "" {
+		t.Errorf("copies (-want +got):\n%s", diff)
+	}
+	want := map[string]string{
+		long:    `"c1-` + long + `" is no valid Secret name: must be no more than 253 characters`,
+		"Upper": `"c1-Upper" is no valid Secret name: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+	}
+	if diff := cmp.Diff(want, InvalidCopyNames("c1", sources)); diff != "" {
+		t.Errorf("invalid names (-want +got):\n%s", diff)
 	}
 }

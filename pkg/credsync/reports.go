@@ -43,3 +43,27 @@ func (r *Reconciler) reportCollisions(ctx context.Context, subject string, sourc
 		}
 	}
 }
+
+// reportInvalidNames reports once each ManagedServiceAccount of cluster whose
+// copies cannot be named (log line, Event on it). The name is the same in
+// every namespace, so the report is per cluster, not per namespace; it is
+// made again only after the problem went away and came back.
+func (r *Reconciler) reportInvalidNames(ctx context.Context, cluster string, sources []Source) {
+	invalid := InvalidCopyNames(cluster, sources)
+	for _, msaName := range r.reports.Update(invalidNamesSubject(cluster), invalid) {
+		ctrl.LoggerFrom(ctx).Info("Not syncing a token: its copy would have no valid Secret name; shorten the ManagedServiceAccount's name",
+			"managedServiceAccount", klog.KRef(cluster, msaName), "problem", invalid[msaName])
+		for _, s := range sources {
+			if s.MSA.Name == msaName && r.recorder != nil {
+				r.recorder.Eventf(s.MSA, nil, corev1.EventTypeWarning, ReasonNameInvalid, "Sync",
+					"Not copying the token next to the ClusterProfiles of %s: %s. Shorten this ManagedServiceAccount's name.",
+					cluster, invalid[msaName])
+			}
+		}
+	}
+}
+
+// invalidNamesSubject keys the report of a cluster's unnameable copies
+// apart from the collision reports, keyed "<namespace>/<cluster>": no
+// namespace name holds a ":".
+func invalidNamesSubject(cluster string) string { return "invalid-name:" + cluster }

@@ -28,6 +28,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/eventnote"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/fieldindex"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/filteredcache"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
@@ -92,7 +93,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	r := &Reconciler{
 		client: mgr.GetClient(), members: membership.Reader{Client: mgr.GetClient()},
 		tokens: tokens, copies: copies, apiReader: mgr.GetAPIReader(),
-		recorder: mgr.GetEventRecorder(ControllerName), managerName: opts.ManagerName,
+		recorder: eventnote.Truncating(mgr.GetEventRecorder(ControllerName)), managerName: opts.ManagerName,
 		reports: reportonce.New(), blockers: blocked,
 	}
 	m := &keyMapper{client: mgr.GetClient()}

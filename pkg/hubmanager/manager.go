@@ -34,8 +34,10 @@ type Options struct {
 	ClusterManagerName      string
 	LeaderElect             bool
 	LeaderElectionNamespace string
-	MetricsAddr             string
-	ProbeAddr               string
+	// LeaderElection holds the Lease timings (zero: DefaultLeaderElection).
+	LeaderElection LeaderElection
+	MetricsAddr    string
+	ProbeAddr      string
 	// PprofAddr serves net/http/pprof when set (for profiling at scale).
 	PprofAddr     string
 	MirrorWorkers int
@@ -61,6 +63,24 @@ type Options struct {
 	MetricsCertDir string
 }
 
+// LeaderElection are the timings of the leader's Lease.
+type LeaderElection struct {
+	// LeaseDuration is how long a standby waits, after the leader's last
+	// renewal, before it takes over: a leader that dies without stepping
+	// down (SIGKILL, a lost node) is replaced within it plus RetryPeriod.
+	LeaseDuration time.Duration
+	// RenewDeadline is how long the leader keeps retrying a renewal before
+	// it stops writing (it exits, and a standby takes over).
+	RenewDeadline time.Duration
+	// RetryPeriod is how often candidates try to acquire or renew.
+	RetryPeriod time.Duration
+}
+
+// DefaultLeaderElection takes over from a dead leader within 12 s (10 s +
+// 2 s), under the 15 s a fleet's consumers are promised; controller-runtime's
+// defaults (15 s + 2 s) would not.
+var DefaultLeaderElection = LeaderElection{LeaseDuration: 10 * time.Second, RenewDeadline: 7 * time.Second, RetryPeriod: 2 * time.Second}
+
 // New builds the manager with every enabled capability set up; Start runs it.
 func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if opts.FeatureGates == nil {
@@ -68,6 +88,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	}
 	if opts.ClusterManagerName == "" {
 		opts.ClusterManagerName = clusterprofile.DefaultManagerName
+	}
+	if opts.LeaderElection == (LeaderElection{}) {
+		opts.LeaderElection = DefaultLeaderElection
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme.New(),
@@ -79,6 +102,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
 		// Step down at once on shutdown so a standby replica takes over quickly.
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &opts.LeaderElection.LeaseDuration,
+		RenewDeadline:                 &opts.LeaderElection.RenewDeadline,
+		RetryPeriod:                   &opts.LeaderElection.RetryPeriod,
 		GracefulShutdownTimeout:       &opts.GracefulShutdownTimeout,
 		Cache:                         cacheOptions(),
 		Controller:                    opts.Controller,

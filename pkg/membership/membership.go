@@ -11,11 +11,13 @@
 package membership
 
 import (
+	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	clustersdkv1beta2 "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1beta2"
@@ -102,15 +104,19 @@ func MemberSets(cluster *clusterv1.ManagedCluster, all []clusterv1beta2.ManagedC
 
 // chooseClusterSet picks the set a profile is labelled with when several
 // bound sets of one namespace contain the cluster: the cluster's own
-// exclusive set if it is one of them, else the first by name, so the label is
-// stable across reconciles.
+// exclusive set if it is one of them, else the first by name that can be a
+// label value (a set's name may be up to 253 characters, a label value 63),
+// else the first by name; so the label is stable across reconciles.
 func chooseClusterSet(cluster *clusterv1.ManagedCluster, setNames []string) string {
 	own := cluster.Labels[clusterv1beta2.ClusterSetLabel]
-	for _, name := range setNames {
-		if name == own {
-			return own
-		}
+	if own != "" && slices.Contains(setNames, own) {
+		return own
 	}
 	sort.Strings(setNames)
+	for _, name := range setNames {
+		if len(validation.IsValidLabelValue(name)) == 0 {
+			return name
+		}
+	}
 	return setNames[0]
 }

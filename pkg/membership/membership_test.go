@@ -1,6 +1,7 @@
 package membership_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -174,6 +175,19 @@ func TestServed(t *testing.T) {
 				Namespaces: active("a"),
 			},
 			want: map[string]string{},
+		},
+		"a set whose name is no label value gives way to one whose is": {
+			cluster: utiltesting.MakeManagedCluster("c1").Obj(),
+			world: World{
+				Sets: clusterSets(utiltesting.MakeClusterSet("a-"+strings.Repeat("x", 70)).Selector(metav1.LabelSelector{}).Obj(),
+					utiltesting.MakeClusterSet("z-global").Selector(metav1.LabelSelector{}).Obj()),
+				Bindings: bindings(utiltesting.MakeBinding("a", "a-"+strings.Repeat("x", 70)).Bound(true).Obj(),
+					utiltesting.MakeBinding("a", "z-global").Bound(true).Obj(),
+					utiltesting.MakeBinding("b", "a-"+strings.Repeat("x", 70)).Bound(true).Obj()),
+				Namespaces: active("a", "b"),
+			},
+			// b has no other set: the profile is published, its set label is left off (the mirror's rule).
+			want: map[string]string{"a": "z-global", "b": "a-" + strings.Repeat("x", 70)},
 		},
 		"cluster gone": {
 			world: World{Namespaces: active("a")},

@@ -43,6 +43,7 @@ const (
 	ReasonClaimsSkipped = "ClusterClaimsSkipped"
 	ReasonNameClash     = "ClusterProfileNameClash"
 	ReasonWriteFailed   = "ClusterProfileWriteFailed"
+	ReasonLabelsOmitted = "ClusterProfileLabelsOmitted"
 )
 
 // Event actions (the events.k8s.io "action" field).

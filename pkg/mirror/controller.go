@@ -32,6 +32,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/eventnote"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 )
 
@@ -83,7 +84,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if opts.Guard == nil {
 		opts.Guard = coexistence.NewGuard(mgr)
 	}
-	r := NewReconciler(mgr.GetClient(), mgr.GetEventRecorder(ControllerName), opts)
+	r := NewReconciler(mgr.GetClient(), eventnote.Truncating(mgr.GetEventRecorder(ControllerName)), opts)
 	return r.SetupWithManager(mgr, opts.Workers)
 }
 

@@ -2,11 +2,13 @@ package mirror
 
 import (
 	"fmt"
+	"sort"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
@@ -87,6 +89,15 @@ const (
 	maxPropertyName  = 253
 	maxPropertyValue = 1024
 )
+
+// MaxPropertiesBytes bounds the names and values of a profile's properties
+// together. The schema bounds each property but not their number, and a
+// cluster's claims may fill nearly all of the 1.5 MiB etcd keeps per
+// object; the profile also carries conditions, access entries with their CA
+// bundles and other writers' entries, so copying such claims whole would
+// make every write of the profile fail. Claims past the budget are skipped
+// and reported, as invalid ones are.
+const MaxPropertiesBytes = 512 * 1024
 
 // DesiredProfiles decides, from the world alone, which namespaces publish the
 // cluster (membership.Served) and what its profiles say. A nil or deleting
@@ -188,11 +199,17 @@ func claimsToProperties(claims []clusterv1.ManagedClusterClaim) ([]cpv1alpha1.Pr
 	var properties []cpv1alpha1.Property
 	var skipped []SkippedClaim
 	seen := sets.New[string]()
+	size := 0
 	for _, claim := range claims {
-		if reason := invalidClaim(claim, seen); reason != "" {
+		reason := invalidClaim(claim, seen)
+		if reason == "" && size+len(claim.Name)+len(claim.Value) > MaxPropertiesBytes {
+			reason = fmt.Sprintf("the profile's properties would exceed %d bytes", MaxPropertiesBytes)
+		}
+		if reason != "" {
 			skipped = append(skipped, SkippedClaim{Name: claim.Name, Reason: reason})
 			continue
 		}
+		size += len(claim.Name) + len(claim.Value)
 		seen.Insert(claim.Name)
 		properties = append(properties, cpv1alpha1.Property{Name: claim.Name, Value: claim.Value})
 	}
@@ -217,18 +234,49 @@ func invalidClaim(claim clusterv1.ManagedClusterClaim, seen sets.Set[string]) st
 	return ""
 }
 
-// profileMeta is the mirror's metadata and spec for a profile.
+// profileMeta is the mirror's metadata and spec for a profile. A cluster or
+// set name that is no valid label value (longer than 63 characters, say: a
+// name may have 253) leaves its label off rather than make the API server
+// refuse the whole profile; OmittedLabels says which, for the report.
 func profileMeta(key types.NamespacedName, clusterSet, managerName string) profilewrite.MetaApply {
+	labels := map[string]string{clusterprofile.LabelClusterManager: managerName}
+	for label, value := range map[string]string{
+		clusterprofile.LabelClusterName: key.Name,
+		clusterprofile.LabelClusterSet:  clusterSet,
+	} {
+		if isLabelValue(value) {
+			labels[label] = value
+		}
+	}
 	return profilewrite.MetaApply{
 		NamespacedName: key,
-		Labels: map[string]string{
-			clusterprofile.LabelClusterManager: managerName,
-			clusterprofile.LabelClusterName:    key.Name,
-			clusterprofile.LabelClusterSet:     clusterSet,
-		},
+		Labels:         labels,
 		Spec: &cpv1alpha1.ClusterProfileSpec{
 			DisplayName:    key.Name,
 			ClusterManager: cpv1alpha1.ClusterManager{Name: managerName},
 		},
 	}
+}
+
+func isLabelValue(value string) bool { return len(validation.IsValidLabelValue(value)) == 0 }
+
+// OmittedLabels describes, sorted, the labels profileMeta leaves off the
+// cluster's profiles because their values are no valid label values; empty
+// when none is.
+func OmittedLabels(clusterName string, desired Desired) []string {
+	var omitted []string
+	if len(desired.Profiles) == 0 {
+		return nil
+	}
+	if !isLabelValue(clusterName) {
+		omitted = append(omitted, fmt.Sprintf("%s (the cluster name is no valid label value)", clusterprofile.LabelClusterName))
+	}
+	for ns, set := range desired.Profiles {
+		if !isLabelValue(set) {
+			omitted = append(omitted, fmt.Sprintf("%s in namespace %s (set %q is no valid label value and no other bound set there is)",
+				clusterprofile.LabelClusterSet, ns, set))
+		}
+	}
+	sort.Strings(omitted)
+	return omitted
 }

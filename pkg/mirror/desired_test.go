@@ -1,11 +1,13 @@
 package mirror
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
@@ -196,5 +198,66 @@ func TestStatusIn(t *testing.T) {
 func TestStatusInOfGoneCluster(t *testing.T) {
 	if got := DesiredProfiles(nil, World{}).StatusIn("team-a"); len(got.Properties) != 0 {
 		t.Errorf("a gone cluster's status has properties: %v", got.Properties)
+	}
+}
+
+func TestProfileLabelsAreValidLabelValues(t *testing.T) {
+	long := strings.Repeat("l", 64)
+	cases := map[string]struct {
+		cluster, set string
+		wantLabels   map[string]string
+		wantOmitted  []string
+	}{
+		"names that are label values": {
+			cluster: "c1", set: "dev",
+			wantLabels: map[string]string{"x-k8s.io/cluster-manager": testManager,
+				"open-cluster-management.io/cluster-name": "c1", "multicluster.x-k8s.io/clusterset": "dev"},
+		},
+		"a cluster name of 64 characters": {
+			cluster: long, set: "dev",
+			wantLabels:  map[string]string{"x-k8s.io/cluster-manager": testManager, "multicluster.x-k8s.io/clusterset": "dev"},
+			wantOmitted: []string{"open-cluster-management.io/cluster-name (the cluster name is no valid label value)"},
+		},
+		"a set name of 64 characters": {
+			cluster: "c1", set: long,
+			wantLabels: map[string]string{"x-k8s.io/cluster-manager": testManager, "open-cluster-management.io/cluster-name": "c1"},
+			wantOmitted: []string{`multicluster.x-k8s.io/clusterset in namespace ns (set "` + long +
+				`" is no valid label value and no other bound set there is)`},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			meta := profileMeta(types.NamespacedName{Namespace: "ns", Name: tc.cluster}, tc.set, testManager)
+			if diff := cmp.Diff(tc.wantLabels, meta.Labels); diff != "" {
+				t.Errorf("labels (-want +got):\n%s", diff)
+			}
+			got := OmittedLabels(tc.cluster, Desired{Profiles: map[string]string{"ns": tc.set}})
+			if diff := cmp.Diff(tc.wantOmitted, got); diff != "" {
+				t.Errorf("omitted (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if got := OmittedLabels(long, Desired{}); got != nil {
+		t.Errorf("an unpublished cluster omits nothing, got %v", got)
+	}
+}
+
+func TestClaimsPastThePropertiesBudgetAreSkipped(t *testing.T) {
+	value := strings.Repeat("v", 1000)
+	cluster := utiltesting.MakeManagedCluster("c1")
+	for i := range 600 {
+		cluster.Claim(fmt.Sprintf("claim-%03d", i), value) // 1,009 bytes each
+	}
+	cluster.Claim("claim-tiny", "1")
+	_, skipped := desiredStatus(cluster.Obj(), nil)
+	// 519 claims fit in 512 KiB (519 × 1,009 = 523,671; one more is 524,680);
+	// the 81 after them do not; the small one at the end still fits, as a
+	// claim is skipped only when it itself would pass the budget.
+	var want []SkippedClaim
+	for i := 519; i < 600; i++ {
+		want = append(want, SkippedClaim{Name: fmt.Sprintf("claim-%03d", i), Reason: "the profile's properties would exceed 524288 bytes"})
+	}
+	if diff := cmp.Diff(want, skipped); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 const (
 	topicSkippedClaims = "claims"
+	topicOmittedLabels = "labels"
 	topicClashPrefix   = "clash/"
 )
 
@@ -31,6 +32,9 @@ func (r *Reconciler) reportFindings(ctx context.Context, cluster *clusterv1.Mana
 		}
 		findings[topicSkippedClaims] = strings.Join(described, ", ")
 	}
+	if omitted := OmittedLabels(clusterName, desired); len(omitted) > 0 {
+		findings[topicOmittedLabels] = strings.Join(omitted, "; ")
+	}
 	clashes := map[string]step{}
 	for _, s := range steps {
 		if s.clashWith != "" {
@@ -40,11 +44,17 @@ func (r *Reconciler) reportFindings(ctx context.Context, cluster *clusterv1.Mana
 	}
 	log := ctrl.LoggerFrom(ctx)
 	for _, topic := range r.reports.Update(clusterName, findings) {
-		if topic == topicSkippedClaims {
+		switch topic {
+		case topicSkippedClaims:
 			metrics.ClaimsSkipped(len(desired.SkippedClaims))
 			log.Info("Skipping cluster claims the ClusterProfile schema would reject; the rest of the status is written", "claims", findings[topic])
 			r.event(cluster, nil, corev1.EventTypeWarning, ReasonClaimsSkipped,
 				"Claims left out of ClusterProfile properties: %s", findings[topic])
+			continue
+		case topicOmittedLabels:
+			log.Info("Publishing ClusterProfiles without labels whose values are no valid label values", "labels", findings[topic])
+			r.event(cluster, nil, corev1.EventTypeWarning, ReasonLabelsOmitted,
+				"Labels left off ClusterProfiles: %s", findings[topic])
 			continue
 		}
 		s := clashes[topic]

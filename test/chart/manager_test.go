@@ -322,7 +322,7 @@ func publishFleet(ctx context.Context, t *testing.T, set, cluster, consumer stri
 	c := env.Client
 	framework.CreateClusterSet(ctx, t, c, utiltesting.MakeClusterSet(set).Obj())
 	mc := utiltesting.MakeManagedCluster(cluster).ClusterSet(set).Version("v1.35.4").Obj()
-	mc.Spec.ManagedClusterClientConfigs = []clusterv1.ClientConfig{{URL: "https://" + cluster + ".example:6443", CABundle: []byte("CA")}}
+	mc.Spec.ManagedClusterClientConfigs = []clusterv1.ClientConfig{{URL: "https://" + cluster + ".example:6443", CABundle: utiltesting.FakeCA("CA")}}
 	framework.CreateCluster(ctx, t, c, mc)
 	framework.CreateNamespace(ctx, t, c, cluster)
 	framework.CreateNamespace(ctx, t, c, consumer)

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 )
@@ -40,6 +41,10 @@ type Desire struct {
 type Write struct {
 	// Current is the profile as read; nil when the write creates it.
 	Current *cpv1alpha1.ClusterProfile
+	// Claim, on atomic-list CRDs, is applied before the status: the
+	// metadata recording the property names the status write adds, with
+	// those recorded before (see claimFirst).
+	Claim *MetaApply
 	// Meta is applied when set.
 	Meta *MetaApply
 	// Status is written when set.
@@ -79,9 +84,15 @@ func Plan(current *cpv1alpha1.ClusterProfile, desire Desire, listMaps bool, w Wr
 		own = w.atomicOwnership(current, desire.Status)
 	}
 	write.Status = planStatus(current, desire.Status, listMaps, own)
+	if listMaps {
+		if cleanup := w.legacyCleanup(current, desire.Status); cleanup != nil {
+			write.Status = cleanup // it writes the wanted entries too
+		}
+	}
 	if write.Meta == nil && write.Status == nil {
 		return nil, nil
 	}
+	write.Claim = w.claimFirst(current, write, listMaps)
 	return write, nil
 }
 
@@ -166,12 +177,7 @@ func (w Writer) recordProperties(desire Desire, listMaps bool) *MetaApply {
 // cannot: its fixed conditions and entries, the properties it recorded
 // before and the ones it writes now. Any other entry is somebody else's.
 func (w Writer) atomicOwnership(current *cpv1alpha1.ClusterProfile, want StatusApply) Ownership {
-	properties := propertyNames(want.Properties)
-	if current != nil && w.PropertiesAnnotation != "" {
-		var recorded []string
-		_ = json.Unmarshal([]byte(current.Annotations[w.PropertiesAnnotation]), &recorded) // a mangled record owns nothing
-		properties.Insert(recorded...)
-	}
+	properties := propertyNames(want.Properties).Union(w.recorded(current))
 	return Ownership{
 		Labels: sets.New[string](), Annotations: sets.New[string](), Spec: sets.New[string](),
 		Version:         w.Version,
@@ -179,4 +185,77 @@ func (w Writer) atomicOwnership(current *cpv1alpha1.ClusterProfile, want StatusA
 		Properties:      properties,
 		AccessProviders: sets.New(w.AccessProviders...),
 	}
+}
+
+// legacyCleanup removes, on a list-map CRD, the writer's entries it wrote
+// while the CRD's status lists were atomic and no longer wants. Those
+// writes were merge patches, so its Update entry in managedFields owns them,
+// not an Apply entry: an apply never removes them, and OwnershipOf (which
+// reads Apply entries) does not see them. While such an Update entry is
+// there, the writer's entries are known by their keys, as on atomic CRDs,
+// and one no longer wanted is removed by writing the merged status under
+// optimistic lock, keeping every other writer's entries. Nil when there is
+// nothing to remove.
+func (w Writer) legacyCleanup(current *cpv1alpha1.ClusterProfile, want StatusApply) *StatusWrite {
+	if !w.wroteStatusByUpdate(current) {
+		return nil
+	}
+	merged := MergeStatus(current.Status, want, w.atomicOwnership(current, want))
+	if !dropsEntries(current.Status, merged) {
+		return nil
+	}
+	return &StatusWrite{Apply: want, Merged: &merged}
+}
+
+func (w Writer) wroteStatusByUpdate(p *cpv1alpha1.ClusterProfile) bool {
+	for _, entry := range p.GetManagedFields() {
+		if entry.Manager == w.FieldManager && entry.Subresource == "status" && entry.Operation == metav1.ManagedFieldsOperationUpdate {
+			return true
+		}
+	}
+	return false
+}
+
+// dropsEntries tells whether merged lacks a condition, property or access
+// entry that current has.
+func dropsEntries(current, merged cpv1alpha1.ClusterProfileStatus) bool {
+	return !conditionTypes(merged.Conditions).IsSuperset(conditionTypes(current.Conditions)) ||
+		!propertyNames(merged.Properties).IsSuperset(propertyNames(current.Properties)) ||
+		!accessProviderNames(merged.AccessProviders).IsSuperset(accessProviderNames(current.AccessProviders)) ||
+		(current.Version.Kubernetes != "" && merged.Version.Kubernetes == "")
+}
+
+// recorded are the property names the writer recorded on p as its own.
+func (w Writer) recorded(p *cpv1alpha1.ClusterProfile) sets.Set[string] {
+	var names []string
+	if p != nil && w.PropertiesAnnotation != "" {
+		_ = json.Unmarshal([]byte(p.Annotations[w.PropertiesAnnotation]), &names) // a mangled record owns nothing
+	}
+	return sets.New(names...)
+}
+
+// claimFirst is, on atomic-list CRDs, the record to apply before a status
+// write that adds property names the writer has not recorded: the old names
+// and the new. Recorded after the status instead, a manager killed between
+// the two writes would leave a property no writer owns, never removed once
+// its claim goes; recorded before, a kill leaves at most a name recorded for
+// a property not yet written, which the next write drops. Nil when the
+// record already holds every name, or on list-map CRDs.
+func (w Writer) claimFirst(current *cpv1alpha1.ClusterProfile, write *Write, listMaps bool) *MetaApply {
+	if listMaps || w.PropertiesAnnotation == "" || write.Meta == nil || write.Status == nil {
+		return nil
+	}
+	recorded := w.recorded(current)
+	wanted := propertyNames(write.Status.Apply.Properties)
+	if recorded.IsSuperset(wanted) {
+		return nil
+	}
+	claim := *write.Meta
+	claim.Annotations = maps.Clone(claim.Annotations)
+	if claim.Annotations == nil {
+		claim.Annotations = map[string]string{}
+	}
+	raw, _ := json.Marshal(sets.List(recorded.Union(wanted))) // a []string always marshals
+	claim.Annotations[w.PropertiesAnnotation] = string(raw)
+	return &claim
 }

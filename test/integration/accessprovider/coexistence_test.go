@@ -45,7 +45,7 @@ func TestBothProvidersTheMirrorAndAThirdWriterCoexist(t *testing.T) {
 	framework.CreateCluster(ctx, t, c, utiltesting.MakeManagedCluster("coexist-c1").ClusterSet("coexist-set").
 		Version("v1.31.0").Claim("region", "eu").Available(metav1.ConditionTrue).Joined().Obj())
 	framework.UpdateCluster(ctx, t, c, "coexist-c1", func(mc *clusterv1.ManagedCluster) {
-		mc.Spec.ManagedClusterClientConfigs = []clusterv1.ClientConfig{{URL: "https://api.coexist.example.com", CABundle: []byte("CA-D")}}
+		mc.Spec.ManagedClusterClientConfigs = []clusterv1.ClientConfig{{URL: "https://api.coexist.example.com", CABundle: utiltesting.FakeCA("CA-D")}}
 	})
 	framework.CreateBinding(ctx, t, c, utiltesting.MakeBinding("coexist-ns", "coexist-set").Bound(true).Obj())
 	gates := map[string]bool{"ClusterProfile": true, "ClusterProfileAccessProvider": true, "ClusterProfileDirectAccess": true}
@@ -88,7 +88,7 @@ func TestBothProvidersTheMirrorAndAThirdWriterCoexist(t *testing.T) {
 				Server:                   "https://cluster-proxy-addon-user.open-cluster-management-addon:9092/coexist-c1",
 				CertificateAuthorityData: []byte("CA-2"), Extensions: execExtension("coexist-c1")}},
 			{Name: "open-cluster-management-direct", Cluster: clientcmdv1.Cluster{
-				Server: "https://api2.coexist.example.com", CertificateAuthorityData: []byte("CA-D"), Extensions: execExtension("coexist-c1")}},
+				Server: "https://api2.coexist.example.com", CertificateAuthorityData: utiltesting.FakeCA("CA-D"), Extensions: execExtension("coexist-c1")}},
 		},
 	}
 	// The writers' entries and conditions, whole; the order of a list-map's

@@ -37,7 +37,7 @@ func TestConsumerBuildsRestConfigsFromEachEntry(t *testing.T) {
 	framework.CreateNamespace(ctx, t, env.Client, "consumer-ns")
 	framework.CreateCluster(ctx, t, env.Client, utiltesting.MakeManagedCluster("consumer-c1").Obj())
 	framework.UpdateCluster(ctx, t, env.Client, "consumer-c1", func(mc *clusterv1.ManagedCluster) {
-		mc.Spec.ManagedClusterClientConfigs = []clusterv1.ClientConfig{{URL: "https://api.consumer.example.com:6443", CABundle: []byte("CA-D")}}
+		mc.Spec.ManagedClusterClientConfigs = []clusterv1.ClientConfig{{URL: "https://api.consumer.example.com:6443", CABundle: utiltesting.FakeCA("CA-D")}}
 	})
 	createProfile(ctx, t, "consumer-ns", "consumer-c1")
 	framework.StartManager(t, env, framework.ManagerOptions{Gates: bothGates})
@@ -50,7 +50,7 @@ func TestConsumerBuildsRestConfigsFromEachEntry(t *testing.T) {
 	}{
 		"through cluster-proxy": {provider: "open-cluster-management",
 			host: "https://cluster-proxy-addon-user.open-cluster-management-addon:9092/consumer-c1", ca: "CA-1"},
-		"direct": {provider: "open-cluster-management-direct", host: "https://api.consumer.example.com:6443", ca: "CA-D"},
+		"direct": {provider: "open-cluster-management-direct", host: "https://api.consumer.example.com:6443", ca: utiltesting.FakeCAString("CA-D")},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

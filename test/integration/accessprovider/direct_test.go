@@ -40,12 +40,12 @@ func TestDirectEntryFollowsTheClientConfig(t *testing.T) {
 			g.Expect(string(entry.Cluster.Extensions[0].Extension.Raw)).To(MatchJSON(`{"clusterName":"direct-c1"}`))
 		}, framework.Timeout, framework.Interval).Should(Succeed())
 	}
-	setConfig(clusterv1.ClientConfig{URL: "https://api.c1.example.com:6443", CABundle: []byte("CA-A")})
-	expectDirect("https://api.c1.example.com:6443", "CA-A")
+	setConfig(clusterv1.ClientConfig{URL: "https://api.c1.example.com:6443", CABundle: utiltesting.FakeCA("CA-A")})
+	expectDirect("https://api.c1.example.com:6443", utiltesting.FakeCAString("CA-A"))
 
-	setConfig(clusterv1.ClientConfig{URL: "https://api2.c1.example.com:6443", CABundle: []byte("CA-B")},
+	setConfig(clusterv1.ClientConfig{URL: "https://api2.c1.example.com:6443", CABundle: utiltesting.FakeCA("CA-B")},
 		clusterv1.ClientConfig{URL: "https://ignored.example.com"})
-	expectDirect("https://api2.c1.example.com:6443", "CA-B")
+	expectDirect("https://api2.c1.example.com:6443", utiltesting.FakeCAString("CA-B"))
 
 	setConfig()
 	expectEntries(t, ctx, "direct-ns", "direct-c1")

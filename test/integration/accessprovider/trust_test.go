@@ -30,7 +30,7 @@ func TestOnlyProfilesTheHubPublishesGetAnEntry(t *testing.T) {
 	}
 	served := createProfile(ctx, t, "trust-ns", "trust-c1")
 	framework.UpdateCluster(ctx, t, c, "trust-c1", func(mc *clusterv1.ManagedCluster) {
-		mc.Spec.ManagedClusterClientConfigs = []clusterv1.ClientConfig{{URL: "https://api.trust-c1.example.com:6443", CABundle: []byte("CA-D")}}
+		mc.Spec.ManagedClusterClientConfigs = []clusterv1.ClientConfig{{URL: "https://api.trust-c1.example.com:6443", CABundle: utiltesting.FakeCA("CA-D")}}
 	})
 	// A perfect imitation in a namespace nothing binds.
 	createUnservedProfile(ctx, t, "trust-unbound", "trust-c1")
