@@ -5,13 +5,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -19,7 +16,6 @@ import (
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
 	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
 )
@@ -69,29 +65,7 @@ func (d *demo) scenario(ctx context.Context) error {
 // bin/clusterprofile-manager with the chart's arguments and service account.
 func (d *demo) installBundle(ctx context.Context) error {
 	step("Installing the bundle with its Helm chart into %s, every feature gate on", releaseNamespace)
-	chart, err := chartrender.Load(chartrender.ChartDir("clusterprofile-manager"))
-	if err != nil {
-		return err
-	}
-	proxy, err := url.Parse(d.env.Proxy.URL)
-	if err != nil {
-		return err
-	}
-	port, err := strconv.Atoi(proxy.Port())
-	if err != nil {
-		return err
-	}
-	values := map[string]any{
-		"featureGates": map[string]any{"clusterProfile": true, "clusterProfileAccessProvider": true,
-			"clusterProfileDirectAccess": true, "clusterProfileCredSyncer": true, "clusterProfileAgent": true},
-		// Services have no addresses here: the user server listens on the host.
-		"userServer": map[string]any{"host": proxy.Hostname(), "port": port},
-		"agent":      map[string]any{"period": "5s"},
-	}
-	if err := d.env.InstallChart(ctx, chart, releaseName, releaseNamespace, values); err != nil {
-		return err
-	}
-	return d.env.WaitDeploymentAvailable(ctx, releaseNamespace, releaseName)
+	return d.env.InstallBundle(ctx, releaseName, releaseNamespace)
 }
 
 // prepareFleet does what a platform engineer does for MultiKueue and Argo
@@ -142,15 +116,7 @@ func (d *demo) prepareCluster(ctx context.Context, c *ocmlocal.ManagedCluster) e
 	if err != nil {
 		return err
 	}
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "multikueue-list-namespaces"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"list"}}}}
-	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		return err
-	}
-	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: agentNS, Name: consumer.ManagedServiceAccount}}}
-	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+	if err := consumer.AllowListingNamespaces(ctx, cs); err != nil {
 		return err
 	}
 	if err := d.labelCluster(ctx, c.Name, `"true"`); err != nil {

@@ -16,10 +16,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -28,7 +26,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
 )
 
@@ -124,7 +121,7 @@ func setUp(ctx context.Context) error {
 		return err
 	}
 	cpCreds = filepath.Join(ocmlocal.RepoRoot(), "bin", "cp-creds")
-	if err := installBundle(ctx); err != nil {
+	if err := env.InstallBundle(ctx, releaseName, releaseNamespace); err != nil {
 		return err
 	}
 	for _, c := range env.Clusters {
@@ -133,33 +130,6 @@ func setUp(ctx context.Context) error {
 		}
 	}
 	return bindSet(ctx, consumerNS, defaultSet)
-}
-
-// installBundle installs the chart with every gate on, the access
-// provider entry naming the user server where it listens here.
-func installBundle(ctx context.Context) error {
-	chart, err := chartrender.Load(chartrender.ChartDir("clusterprofile-manager"))
-	if err != nil {
-		return err
-	}
-	proxy, err := url.Parse(env.Proxy.URL)
-	if err != nil {
-		return err
-	}
-	port, err := strconv.Atoi(proxy.Port())
-	if err != nil {
-		return err
-	}
-	values := map[string]any{
-		"featureGates": map[string]any{"clusterProfile": true, "clusterProfileAccessProvider": true,
-			"clusterProfileDirectAccess": true, "clusterProfileCredSyncer": true, "clusterProfileAgent": true},
-		"userServer": map[string]any{"host": proxy.Hostname(), "port": port},
-		"agent":      map[string]any{"period": "5s"},
-	}
-	if err := env.InstallChart(ctx, chart, releaseName, releaseNamespace, values); err != nil {
-		return err
-	}
-	return env.WaitDeploymentAvailable(ctx, releaseNamespace, releaseName)
 }
 
 func key(namespace, name string) types.NamespacedName {
