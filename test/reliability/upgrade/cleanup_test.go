@@ -18,9 +18,11 @@ import (
 )
 
 // refuseDeletes makes the API server refuse every delete of the named
-// Secrets of namespace, with a ValidatingAdmissionPolicy (no webhook), and
-// returns once it is in force. The returned function lifts the refusal.
-func refuseDeletes(ctx context.Context, t *testing.T, c client.Client, namespace string, names ...string) (lift func()) {
+// objects of resource in namespace, with a ValidatingAdmissionPolicy (no
+// webhook), and returns once it is in force (seen on a probe Secret). The
+// returned function lifts the refusal.
+func refuseDeletes(ctx context.Context, t *testing.T, c client.Client, resource admissionregistrationv1.Rule, namespace string,
+	names ...string) (lift func()) {
 	t.Helper()
 	quoted := make([]string, 0, len(names)+1)
 	for _, n := range append(names, "refusal-probe") {
@@ -29,12 +31,8 @@ func refuseDeletes(ctx context.Context, t *testing.T, c client.Client, namespace
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: namespace + "-refuse-deletes"},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
-			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Delete},
-					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"secrets"}},
-				},
-			}}},
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{
+				deletesOf(secrets), deletesOf(resource)}},
 			Validations: []admissionregistrationv1.Validation{{
 				Expression: fmt.Sprintf("!(oldObject.metadata.name in [%s])", strings.Join(quoted, ", ")),
 				Message:    "deletes refused for a while (reliability test)",
@@ -67,6 +65,13 @@ func refuseDeletes(ctx context.Context, t *testing.T, c client.Client, namespace
 	}
 }
 
+var secrets = admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"secrets"}}
+
+func deletesOf(resource admissionregistrationv1.Rule) admissionregistrationv1.NamedRuleWithOperations {
+	return admissionregistrationv1.NamedRuleWithOperations{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Delete}, Rule: resource}}
+}
+
 // waitUntilProbeDeleteIs waits until deleting the probe Secret is allowed
 // (or refused): policies take effect a moment after they are written.
 func waitUntilProbeDeleteIs(ctx context.Context, t *testing.T, c client.Client, namespace string, allowed bool) {
@@ -93,11 +98,11 @@ func secretsOf(ctx context.Context, g Gomega, c client.Client, namespace string)
 	return out
 }
 
-// deletesOf counts the DELETE requests the manager sent for one Secret.
-func deletesOf(counter *framework.RequestCounter, namespace, name string) int {
+// deletesSent counts the DELETE requests counter saw for path.
+func deletesSent(counter *framework.RequestCounter, path string) int {
 	n := 0
 	for _, r := range counter.Requests() {
-		if r == "DELETE /api/v1/namespaces/"+namespace+"/secrets/"+name {
+		if r == "DELETE "+path {
 			n++
 		}
 	}
@@ -123,7 +128,7 @@ func TestTheCopiesCleanupOutlastsAnAPIServerThatRefuses(t *testing.T) {
 	for _, s := range append(copies, forged, plain) {
 		NewWithT(t).Expect(c.Create(ctx, s)).To(Succeed())
 	}
-	lift := refuseDeletes(ctx, t, c, ns, copies[1].Name)
+	lift := refuseDeletes(ctx, t, c, secrets, ns, copies[1].Name)
 	kept := secretsOf(ctx, NewWithT(t), c, ns)
 	delete(kept, "refusal-probe") // lift deletes it
 	for _, s := range copies {
@@ -132,7 +137,8 @@ func TestTheCopiesCleanupOutlastsAnAPIServerThatRefuses(t *testing.T) {
 
 	counter := framework.NewRequestCounter("secrets", ns)
 	framework.StartManager(t, env, framework.ManagerOptions{CleanupDisabled: true, Counter: counter})
-	NewWithT(t).Eventually(func() int { return deletesOf(counter, ns, copies[1].Name) }, time.Minute, framework.Interval).
+	refused := "/api/v1/namespaces/" + ns + "/secrets/" + copies[1].Name
+	NewWithT(t).Eventually(func() int { return deletesSent(counter, refused) }, time.Minute, framework.Interval).
 		Should(BeNumerically(">=", 2), "the refused delete is retried")
 	lift()
 
@@ -140,5 +146,5 @@ func TestTheCopiesCleanupOutlastsAnAPIServerThatRefuses(t *testing.T) {
 		got := secretsOf(ctx, g, c, ns)
 		g.Expect(cmp.Diff(kept, got)).To(BeEmpty(), "Secrets of %s (-want +got)", ns)
 	}, time.Minute, framework.Interval).Should(Succeed())
-	t.Logf("deletes of the refused copy: %d", deletesOf(counter, ns, copies[1].Name))
+	t.Logf("deletes of the refused copy: %d", deletesSent(counter, refused))
 }
