@@ -163,17 +163,29 @@ func (r *Runner) tearDown(c Capability) error {
 		return nil
 	}
 	return r.Manager.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		attempt := 0
-		_ = wait.ExponentialBackoffWithContext(ctx, r.Backoff, func(ctx context.Context) (bool, error) {
-			attempt++
-			err := c.Teardown(ctx, r.Manager)
-			if err != nil {
+		RetryUntilDone(ctx, r.Backoff, func(ctx context.Context) error { return c.Teardown(ctx, r.Manager) },
+			func(err error, attempt int) {
 				log.Error(err, "Removing what the capability published failed; retrying", "attempt", attempt)
-			}
-			return err == nil, nil
-		})
-		return nil
+			})
+		return nil // the manager is stopping, or the teardown is done
 	}))
+}
+
+// RetryUntilDone calls attempt until it returns nil or ctx ends, waiting as
+// backoff says between calls (at its cap once reached), and reports every
+// failure to failed. Not wait.ExponentialBackoffWithContext: it gives up
+// once the backoff reaches its cap, which would leave a teardown undone
+// (token copies behind) after an API outage of a few minutes.
+func RetryUntilDone(ctx context.Context, backoff wait.Backoff, attempt func(context.Context) error, failed func(err error, attempt int)) {
+	n := 0
+	_ = backoff.DelayFunc().Until(ctx, true, true, func(ctx context.Context) (bool, error) {
+		n++
+		err := attempt(ctx)
+		if err != nil {
+			failed(err, n)
+		}
+		return err == nil, nil
+	})
 }
 
 // unserved names the required APIs the API server does not serve.
