@@ -48,14 +48,22 @@ func startManagerProcess(t *testing.T, name string, args ...string) *managerProc
 		t.Fatal(err)
 	}
 	port := freePort(t)
-	m := &managerProcess{name: name, metrics: fmt.Sprintf("http://127.0.0.1:%d/metrics", port),
-		log: filepath.Join(dir, name+".log"), exited: make(chan struct{})}
+	args = append([]string{"--kubeconfig=" + kubeconfig, "--metrics-secure=false",
+		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", port), "--health-probe-bind-address=0"}, args...)
+	m := startProcess(t, name, binary, args...)
+	m.metrics = fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+	return m
+}
+
+// startProcess runs binary with args, its output in a log the test prints
+// when it fails, until the test ends or it is stopped.
+func startProcess(t *testing.T, name, binary string, args ...string) *managerProcess {
+	t.Helper()
+	m := &managerProcess{name: name, log: filepath.Join(t.TempDir(), name+".log"), exited: make(chan struct{})}
 	logFile, err := os.Create(m.log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	args = append([]string{"--kubeconfig=" + kubeconfig, "--metrics-secure=false",
-		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", port), "--health-probe-bind-address=0"}, args...)
 	m.cmd = exec.Command(binary, args...)
 	m.cmd.Stdout, m.cmd.Stderr = logFile, logFile
 	if err := m.cmd.Start(); err != nil {
