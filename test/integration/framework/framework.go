@@ -109,6 +109,10 @@ func (e *Env) InstallCRD(name string) error {
 	return fmt.Errorf("no CRD %s among the test CRDs", name)
 }
 
+// EtcdURL is the address of the control plane's etcd, for a test that runs
+// a kube-apiserver of its own on the same store.
+func (e *Env) EtcdURL() string { return e.env.ControlPlane.Etcd.URL.String() }
+
 // Stop shuts the control plane down.
 func (e *Env) Stop() error { return e.env.Stop() }
 
