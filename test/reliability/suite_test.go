@@ -265,3 +265,10 @@ func retryStatusAs(ctx context.Context, t *testing.T, c client.Client, key types
 		t.Fatalf("writing the status of %s: %v", key, err)
 	}
 }
+
+// standardProperties are the two well-known properties the mirror adds to
+// every profile (KEP-2149), as statusView lists them: the cluster's id (its
+// name, without an id.k8s.io claim) and the set that binds it there.
+func standardProperties(cluster, set string) []string {
+	return []string{"cluster.clusterset.k8s.io=" + cluster, "clusterset.k8s.io=" + set}
+}
