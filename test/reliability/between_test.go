@@ -49,7 +49,7 @@ func createAsTheMirror(ctx context.Context, t *testing.T, c client.Client, names
 		Spec: cpv1alpha1.ClusterProfileSpec{DisplayName: name,
 			ClusterManager: cpv1alpha1.ClusterManager{Name: "open-cluster-management"}},
 	}
-	//nolint:staticcheck // client.Apply with an object is how the mirror's first write looks on the wire
+	//lint:ignore SA1019 an apply patch of a typed object is how the mirror's first write looks on the wire
 	if err := c.Patch(ctx, p, client.Apply, client.FieldOwner(clusterprofile.MirrorFieldManager), client.ForceOwnership); err != nil {
 		t.Fatalf("creating %s/%s as the mirror's first write: %v", namespace, name, err)
 	}
