@@ -73,15 +73,8 @@ func profileNamespaces(g Gomega, ctx context.Context, name string) []string {
 
 // copyNamespaces returns, sorted, the namespaces holding a Secret named name.
 func copyNamespaces(g Gomega, ctx context.Context, name string) []string {
-	list := &corev1.SecretList{}
-	g.Expect(env.Client.List(ctx, list)).To(Succeed())
-	found := []string{}
-	for _, s := range list.Items {
-		if s.Name == name {
-			found = append(found, s.Namespace)
-		}
-	}
-	sort.Strings(found)
+	found, err := framework.SecretNamespaces(ctx, env.Client, name)
+	g.Expect(err).NotTo(HaveOccurred())
 	return found
 }
 
