@@ -109,14 +109,7 @@ func (d *demo) bind(ctx context.Context, namespace, set string) error {
 }
 
 func (d *demo) prepareCluster(ctx context.Context, c *ocmlocal.ManagedCluster) error {
-	if err := c.RegisterNode(ctx, c.Name+"-node", "8", "32Gi"); err != nil {
-		return err
-	}
-	cs, err := c.Clientset()
-	if err != nil {
-		return err
-	}
-	if err := consumer.AllowListingNamespaces(ctx, cs); err != nil {
+	if err := c.PrepareForConsumers(ctx); err != nil {
 		return err
 	}
 	if err := d.labelCluster(ctx, c.Name, `"true"`); err != nil {

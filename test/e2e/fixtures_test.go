@@ -26,14 +26,7 @@ const syncLabel = "authentication.open-cluster-management.io/sync-to-clusterprof
 // (which the managed-serviceaccount agent creates) list namespaces, and
 // creates the ManagedServiceAccount on the hub.
 func prepareCluster(ctx context.Context, c *ocmlocal.ManagedCluster) error {
-	if err := c.RegisterNode(ctx, c.Name+"-node", "8", "32Gi"); err != nil {
-		return err
-	}
-	cs, err := c.Clientset()
-	if err != nil {
-		return err
-	}
-	if err := consumer.AllowListingNamespaces(ctx, cs); err != nil {
+	if err := c.PrepareForConsumers(ctx); err != nil {
 		return err
 	}
 	msa := &authv1beta1.ManagedServiceAccount{

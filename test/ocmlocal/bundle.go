@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
+	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
 )
 
 // InstallBundle installs this bundle's chart as a platform engineer would,
@@ -39,4 +40,18 @@ func (e *Env) InstallBundle(ctx context.Context, release, namespace string) erro
 		return err
 	}
 	return e.WaitDeploymentAvailable(ctx, namespace, release)
+}
+
+// PrepareForConsumers gives a managed cluster what the demo's and the
+// suite's consumers need: a node (what the agent reports on) and the right
+// for the consumer's ManagedServiceAccount to list namespaces.
+func (c *ManagedCluster) PrepareForConsumers(ctx context.Context) error {
+	if err := c.RegisterNode(ctx, c.Name+"-node", "8", "32Gi"); err != nil {
+		return err
+	}
+	cs, err := c.Clientset()
+	if err != nil {
+		return err
+	}
+	return consumer.AllowListingNamespaces(ctx, cs)
 }

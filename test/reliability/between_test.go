@@ -33,9 +33,10 @@ func TestAProfileCreatedButNotYetWrittenIsCompleted(t *testing.T) {
 
 	framework.StartManager(t, env, framework.ManagerOptions{})
 	key := types.NamespacedName{Namespace: "between-ns", Name: "between-c1"}
-	expectStatus(t, ctx, c, key, statusView{Properties: []string{"region=eu"}, Conditions: []string{"ControlPlaneHealthy", "Joined"}})
+	expectStatus(t, ctx, c, key, statusView{Properties: append(standardProperties("between-c1", "between-set"), "region=eu"),
+		Conditions: []string{"ControlPlaneHealthy", "Joined"}})
 	expectProfile(t, ctx, "between-ns", "between-c1", profileView{Labels: labels, DisplayName: "between-c1",
-		Manager: "open-cluster-management", Properties: 1})
+		Manager: "open-cluster-management", Properties: 3})
 }
 
 // createAsTheMirror writes a profile's metadata and spec as the mirror's
@@ -48,7 +49,7 @@ func createAsTheMirror(ctx context.Context, t *testing.T, c client.Client, names
 		Spec: cpv1alpha1.ClusterProfileSpec{DisplayName: name,
 			ClusterManager: cpv1alpha1.ClusterManager{Name: "open-cluster-management"}},
 	}
-	//nolint:staticcheck // client.Apply with an object is how the mirror's first write looks on the wire
+	//lint:ignore SA1019 an apply patch of a typed object is how the mirror's first write looks on the wire
 	if err := c.Patch(ctx, p, client.Apply, client.FieldOwner(clusterprofile.MirrorFieldManager), client.ForceOwnership); err != nil {
 		t.Fatalf("creating %s/%s as the mirror's first write: %v", namespace, name, err)
 	}
@@ -76,7 +77,7 @@ func TestAPropertyWrittenButNotYetRecordedIsNotOrphaned(t *testing.T) {
 	framework.CreateBinding(ctx, t, c, utiltesting.MakeBinding("record-ns", "record-set").Bound(true).Obj())
 	stop := framework.StartManager(t, atomic, framework.ManagerOptions{})
 	key := types.NamespacedName{Namespace: "record-ns", Name: "record-c1"}
-	expectStatus(t, ctx, c, key, statusView{Properties: []string{"region=eu"}})
+	expectStatus(t, ctx, c, key, statusView{Properties: append(standardProperties("record-c1", "record-set"), "region=eu")})
 	stop()
 
 	// What the killed manager left: the zone claim's name recorded with
@@ -93,10 +94,10 @@ func TestAPropertyWrittenButNotYetRecordedIsNotOrphaned(t *testing.T) {
 	})
 	// The zone claim is gone by the time the next manager starts.
 	framework.StartManager(t, atomic, framework.ManagerOptions{})
-	expectStatus(t, ctx, c, key, statusView{Properties: []string{"cost-center=42", "region=eu"}})
+	expectStatus(t, ctx, c, key, statusView{Properties: append(standardProperties("record-c1", "record-set"), "cost-center=42", "region=eu")})
 	NewWithT(t).Eventually(func(g Gomega) map[string]string {
 		p := &cpv1alpha1.ClusterProfile{}
 		g.Expect(c.Get(ctx, key, p)).To(Succeed())
 		return p.Annotations
-	}, framework.Timeout, framework.Interval).Should(Equal(map[string]string{mirror.AnnotationMirroredProperties: `["region"]`}))
+	}, framework.Timeout, framework.Interval).Should(Equal(map[string]string{mirror.AnnotationMirroredProperties: `["cluster.clusterset.k8s.io","clusterset.k8s.io","region"]`}))
 }

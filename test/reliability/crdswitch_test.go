@@ -41,7 +41,7 @@ func TestTheCRDSwitchesFromAtomicListsToListMaps(t *testing.T) {
 	framework.CreateCluster(ctx, t, c, cluster)
 	framework.CreateBinding(ctx, t, c, utiltesting.MakeBinding("switch-ns", "switch-set").Bound(true).Obj())
 	key := types.NamespacedName{Namespace: "switch-ns", Name: "switch-c1"}
-	expectStatus(t, ctx, c, key, statusView{Properties: []string{"region=eu", "zone=a"},
+	expectStatus(t, ctx, c, key, statusView{Properties: append(standardProperties("switch-c1", "switch-set"), "region=eu", "zone=a"),
 		Conditions: []string{"ControlPlaneHealthy", "Joined"}, Entries: []string{"open-cluster-management-direct"}})
 	retryStatus(ctx, t, c, key, func(p *cpv1alpha1.ClusterProfile) {
 		p.Status.Properties = append(p.Status.Properties, cpv1alpha1.Property{Name: "cost-center", Value: "42"})
@@ -58,7 +58,7 @@ func TestTheCRDSwitchesFromAtomicListsToListMaps(t *testing.T) {
 		mc.Status.Conditions = mc.Status.Conditions[:1]
 	})
 	framework.UpdateCluster(ctx, t, c, "switch-c1", func(mc *clusterv1.ManagedCluster) { mc.Spec.ManagedClusterClientConfigs = nil })
-	expectStatus(t, ctx, c, key, statusView{Properties: []string{"cost-center=42", "region=eu"},
+	expectStatus(t, ctx, c, key, statusView{Properties: append(standardProperties("switch-c1", "switch-set"), "cost-center=42", "region=eu"),
 		Conditions: []string{"ControlPlaneHealthy", "ThirdPartyReady"}, Entries: []string{"example"}})
 }
 

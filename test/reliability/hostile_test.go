@@ -47,7 +47,7 @@ func TestNamesThatAreNoLabelValues(t *testing.T) {
 		return labels
 	}
 	view := func(name string, labels map[string]string) profileView {
-		return profileView{Labels: labels, DisplayName: name, Manager: "open-cluster-management"}
+		return profileView{Labels: labels, DisplayName: name, Manager: "open-cluster-management", Properties: 2} // the standard two
 	}
 	expectProfile(t, ctx, "names-only-long", "names-c1", view("names-c1", with("open-cluster-management.io/cluster-name", "names-c1")))
 	expectProfile(t, ctx, "names-both", "names-c1", view("names-c1", with("open-cluster-management.io/cluster-name", "names-c1",
@@ -166,8 +166,8 @@ func TestHugeClaims(t *testing.T) {
 			"open-cluster-management.io/cluster-name": name, "multicluster.x-k8s.io/clusterset": "claims-set"},
 			DisplayName: name, Manager: "open-cluster-management", Properties: properties}
 	}
-	expectProfile(t, ctx, "claims-ns", "claims-huge", view("claims-huge", 1))
-	expectProfile(t, ctx, "claims-ns", "claims-many", view("claims-many", mirror.MaxPropertiesBytes/1024))
+	expectProfile(t, ctx, "claims-ns", "claims-huge", view("claims-huge", 1+2))
+	expectProfile(t, ctx, "claims-ns", "claims-many", view("claims-many", mirror.MaxPropertiesBytes/1024+2))
 	NewWithT(t).Eventually(func(g Gomega) {
 		notes := eventNotes(g, ctx, "ManagedCluster", "claims-many", "ClusterClaimsSkipped")
 		g.Expect(notes).To(HaveLen(1))

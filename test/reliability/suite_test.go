@@ -73,15 +73,8 @@ func profileNamespaces(g Gomega, ctx context.Context, name string) []string {
 
 // copyNamespaces returns, sorted, the namespaces holding a Secret named name.
 func copyNamespaces(g Gomega, ctx context.Context, name string) []string {
-	list := &corev1.SecretList{}
-	g.Expect(env.Client.List(ctx, list)).To(Succeed())
-	found := []string{}
-	for _, s := range list.Items {
-		if s.Name == name {
-			found = append(found, s.Namespace)
-		}
-	}
-	sort.Strings(found)
+	found, err := framework.SecretNamespaces(ctx, env.Client, name)
+	g.Expect(err).NotTo(HaveOccurred())
 	return found
 }
 
@@ -264,4 +257,11 @@ func retryStatusAs(ctx context.Context, t *testing.T, c client.Client, key types
 	if err != nil {
 		t.Fatalf("writing the status of %s: %v", key, err)
 	}
+}
+
+// standardProperties are the two well-known properties the mirror adds to
+// every profile (KEP-2149), as statusView lists them: the cluster's id (its
+// name, without an id.k8s.io claim) and the set that binds it there.
+func standardProperties(cluster, set string) []string {
+	return []string{"cluster.clusterset.k8s.io=" + cluster, "clusterset.k8s.io=" + set}
 }

@@ -98,15 +98,8 @@ func expectCopiesIn(t *testing.T, ctx context.Context, name string, namespaces .
 	}
 	sort.Strings(namespaces)
 	NewWithT(t).Eventually(func(g Gomega) []string {
-		list := &corev1.SecretList{}
-		g.Expect(env.Client.List(ctx, list)).To(Succeed())
-		found := []string{}
-		for _, s := range list.Items {
-			if s.Name == name {
-				found = append(found, s.Namespace)
-			}
-		}
-		sort.Strings(found)
+		found, err := framework.SecretNamespaces(ctx, env.Client, name)
+		g.Expect(err).NotTo(HaveOccurred())
 		return found
 	}, framework.Timeout, framework.Interval).Should(Equal(namespaces), "namespaces holding Secret %s", name)
 }

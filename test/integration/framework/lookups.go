@@ -2,6 +2,9 @@ package framework
 
 import (
 	"context"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
 
 	eventsv1 "k8s.io/api/events/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,4 +23,21 @@ func EventsAbout(ctx context.Context, c client.Reader, kind, name, reason string
 		}
 	}
 	return out, nil
+}
+
+// SecretNamespaces returns, sorted, the namespaces holding a Secret named
+// name (where a token copy of that name exists).
+func SecretNamespaces(ctx context.Context, c client.Reader, name string) ([]string, error) {
+	list := &corev1.SecretList{}
+	if err := c.List(ctx, list); err != nil {
+		return nil, err
+	}
+	found := []string{}
+	for _, s := range list.Items {
+		if s.Name == name {
+			found = append(found, s.Namespace)
+		}
+	}
+	sort.Strings(found)
+	return found, nil
 }
