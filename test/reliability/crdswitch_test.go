@@ -28,11 +28,12 @@ import (
 //
 // Known bug, so skipped unless RELIABILITY_KNOWN_BUGS is set: it fails about
 // two runs in three since every profile carries the standard properties.
-// When the mirror's first reconcile after the switch applies before the
-// cluster changes reach it, the apply takes the whole property list over
-// from the other writer's atomic-era Update entry, that writer's property
-// and condition are lost, and the mirror's stale property is never removed
-// (legacyCleanup only sees the order where the cluster change comes first).
+// Seen when it fails: the other writer's property and condition are gone,
+// and the mirror's stale property and the withdrawn direct entry stay.
+// Suspected: the mirror's first write after the switch is a plain apply
+// (the cluster change has not reached it yet), which takes the property
+// list over from the other writer's atomic-era Update entry, after which
+// legacyCleanup no longer sees an Update entry of its own.
 func TestTheCRDSwitchesFromAtomicListsToListMaps(t *testing.T) {
 	if os.Getenv("RELIABILITY_KNOWN_BUGS") == "" {
 		t.Skip("known bug: the order-dependent loss after a CRD switch (see the comment); RELIABILITY_KNOWN_BUGS=1 runs it")
