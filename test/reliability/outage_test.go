@@ -122,20 +122,7 @@ func TestAPIServerOutageMidChange(t *testing.T) {
 	fleet.expectExactWorld(t, ctx)
 
 	proxy.down()
-	before, err := m.counts(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The change: the second namespace stops serving the fleet.
-	binding := &clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Namespace: fleet.namespaces[1], Name: fleet.prefix + "-set"}}
-	if err := env.Client.Delete(ctx, binding); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(5 * time.Second)
-	during, err := m.counts(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before, during := unbindWhileAway(ctx, t, m, fleet)
 	if err := proxy.up(); err != nil {
 		t.Fatalf("bringing the API server's address back: %v", err)
 	}
@@ -149,6 +136,26 @@ func TestAPIServerOutageMidChange(t *testing.T) {
 	if n := during.reconciles - before.reconciles; n > 200 {
 		t.Errorf("%d reconciles in 5 s with the API server down: a hot loop", n)
 	}
+}
+
+// unbindWhileAway deletes the binding of the fleet's second namespace while
+// the manager cannot reach the API server, and returns the manager's counts
+// from before the change and after 5 s of it.
+func unbindWhileAway(ctx context.Context, t *testing.T, m *managerProcess, fleet testFleet) (before, during processCounts) {
+	t.Helper()
+	before, err := m.counts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binding := &clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Namespace: fleet.namespaces[1], Name: fleet.prefix + "-set"}}
+	if err := env.Client.Delete(ctx, binding); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Second)
+	if during, err = m.counts(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return before, during
 }
 
 // processCounts are a manager's reconciles, reconcile errors and failed

@@ -9,10 +9,8 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
-	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
@@ -108,20 +106,7 @@ func TestAPIServerRestartMidChange(t *testing.T) {
 
 	stopped := time.Now()
 	api.stop(t)
-	before, err := m.counts(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The change: the second namespace stops serving the fleet.
-	binding := &clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Namespace: fleet.namespaces[1], Name: fleet.prefix + "-set"}}
-	if err := env.Client.Delete(ctx, binding); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(5 * time.Second)
-	during, err := m.counts(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before, during := unbindWhileAway(ctx, t, m, fleet)
 	api.start(t)
 	t.Logf("kube-apiserver down for %s (SIGTERM to ready)", time.Since(stopped).Round(100*time.Millisecond))
 	unbound := testFleet{prefix: fleet.prefix, namespaces: fleet.namespaces[1:]}
