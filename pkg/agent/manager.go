@@ -17,6 +17,7 @@ import (
 	clusterclientset "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -43,6 +44,9 @@ func ManagerOptions(probeAddr string) ctrl.Options {
 		Metrics:                 metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress:  probeAddr,
 		GracefulShutdownTimeout: ptr.To(GracefulShutdownTimeout),
+		// The classic queue: controller-runtime v0.23.3's priority queue can
+		// deadlock on shutdown (see hubmanager's controllerOptions).
+		Controller: config.Controller{UsePriorityQueue: ptr.To(false)},
 	}
 }
 

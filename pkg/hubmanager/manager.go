@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/featuregate"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -107,7 +108,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		RetryPeriod:                   &opts.LeaderElection.RetryPeriod,
 		GracefulShutdownTimeout:       &opts.GracefulShutdownTimeout,
 		Cache:                         cacheOptions(),
-		Controller:                    opts.Controller,
+		Controller:                    controllerOptions(opts.Controller),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
@@ -123,6 +124,19 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// controllerOptions turns controller-runtime's priority queue off unless
+// asked for: in v0.23.3 it can deadlock on shutdown (controller-runtime issue
+// 3538, fixed after that release): a worker that stops waiting for an item
+// leaves the queue's hand-over blocked with its lock held, so the other
+// workers never finish and SIGTERM ends in "failed waiting for all runnables"
+// instead of a clean exit. Seen in TestSIGTERMDuringConvergence under load.
+func controllerOptions(c config.Controller) config.Controller {
+	if c.UsePriorityQueue == nil {
+		c.UsePriorityQueue = ptr.To(false)
+	}
+	return c
 }
 
 // Capabilities is what the manager can do, each behind its gate: set up
