@@ -16,6 +16,7 @@ import (
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
 )
@@ -31,8 +32,6 @@ const (
 	workerSet   = "multikueue"
 	workerLabel = "multikueue-worker"
 	defaultSet  = "default"
-	syncLabel   = "authentication.open-cluster-management.io/sync-to-clusterprofile"
-	agentNS     = "open-cluster-management-agent-addon"
 )
 
 // demo is the running scenario.
@@ -116,7 +115,7 @@ func (d *demo) prepareCluster(ctx context.Context, c *ocmlocal.ManagedCluster) e
 		return err
 	}
 	return d.hub.Create(ctx, &authv1beta1.ManagedServiceAccount{
-		ObjectMeta: metav1.ObjectMeta{Namespace: c.Name, Name: consumer.ManagedServiceAccount, Labels: map[string]string{syncLabel: "true"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: c.Name, Name: consumer.ManagedServiceAccount, Labels: map[string]string{cpcreds.LabelSyncToClusterProfile: "true"}},
 		Spec: authv1beta1.ManagedServiceAccountSpec{Rotation: authv1beta1.ManagedServiceAccountRotation{
 			Enabled: true, Validity: metav1.Duration{Duration: 24 * time.Hour}}},
 	})

@@ -14,13 +14,10 @@ import (
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
 )
-
-// syncLabel asks the bundle's syncer to copy a ManagedServiceAccount's
-// token next to the cluster's profiles.
-const syncLabel = "authentication.open-cluster-management.io/sync-to-clusterprofile"
 
 // prepareCluster registers a node, lets the multikueue service account
 // (which the managed-serviceaccount agent creates) list namespaces, and
@@ -30,7 +27,7 @@ func prepareCluster(ctx context.Context, c *ocmlocal.ManagedCluster) error {
 		return err
 	}
 	msa := &authv1beta1.ManagedServiceAccount{
-		ObjectMeta: metav1.ObjectMeta{Namespace: c.Name, Name: msaName, Labels: map[string]string{syncLabel: "true"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: c.Name, Name: msaName, Labels: map[string]string{cpcreds.LabelSyncToClusterProfile: "true"}},
 		Spec: authv1beta1.ManagedServiceAccountSpec{Rotation: authv1beta1.ManagedServiceAccountRotation{
 			Enabled: true, Validity: metav1.Duration{Duration: 24 * time.Hour}}},
 	}

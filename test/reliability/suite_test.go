@@ -15,7 +15,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -24,6 +23,7 @@ import (
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 )
 
@@ -82,17 +82,15 @@ func copyNamespaces(g Gomega, ctx context.Context, name string) []string {
 // with a reason; a note the recorder saw more than once (a series) says so,
 // so that "reported once" is checked, not assumed.
 func eventNotes(g Gomega, ctx context.Context, kind, name, reason string) []string {
-	list := &eventsv1.EventList{}
-	g.Expect(env.Client.List(ctx, list)).To(Succeed())
+	events, err := framework.EventsAbout(ctx, env.Client, kind, name, reason)
+	g.Expect(err).NotTo(HaveOccurred())
 	notes := []string{}
-	for _, e := range list.Items {
-		if e.Regarding.Kind == kind && e.Regarding.Name == name && e.Reason == reason {
-			note := e.Note
-			if e.Series != nil {
-				note += fmt.Sprintf(" [seen %d times]", e.Series.Count)
-			}
-			notes = append(notes, note)
+	for _, e := range events {
+		note := e.Note
+		if e.Series != nil {
+			note += fmt.Sprintf(" [seen %d times]", e.Series.Count)
 		}
+		notes = append(notes, note)
 	}
 	return notes
 }
@@ -112,7 +110,7 @@ func createMSA(ctx context.Context, t *testing.T, cluster, name, token string) {
 	}
 	msa := &authv1beta1.ManagedServiceAccount{
 		ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: name,
-			Labels: map[string]string{"authentication.open-cluster-management.io/sync-to-clusterprofile": "true"}},
+			Labels: map[string]string{cpcreds.LabelSyncToClusterProfile: "true"}},
 		Spec: authv1beta1.ManagedServiceAccountSpec{Rotation: authv1beta1.ManagedServiceAccountRotation{
 			Enabled: true, Validity: metav1.Duration{Duration: 8640 * time.Hour}}},
 	}
@@ -138,7 +136,7 @@ func copiesOfCluster(g Gomega, ctx context.Context, cluster string) []string {
 	g.Expect(env.Client.List(ctx, list)).To(Succeed())
 	var out []string
 	for _, s := range list.Items {
-		if s.Annotations["authentication.open-cluster-management.io/synced-from-cluster"] == cluster {
+		if s.Annotations[cpcreds.AnnotationSourceCluster] == cluster {
 			out = append(out, s.Namespace+"/"+s.Name)
 		}
 	}
