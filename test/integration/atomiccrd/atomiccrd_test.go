@@ -82,6 +82,9 @@ func TestKeepsOtherWritersEntriesOnAtomicStatusLists(t *testing.T) {
 		g.Expect(conditionStatuses(profile)).To(Equal(map[string]metav1.ConditionStatus{
 			"ControlPlaneHealthy": metav1.ConditionFalse, "Joined": metav1.ConditionTrue, "ThirdPartyReady": metav1.ConditionTrue}))
 		g.Expect(profile.Status.AccessProviders).To(HaveLen(1))
+		// The record of the mirror's property names is trimmed after the
+		// status write: settled only once it lists exactly the names left.
+		g.Expect(profile.Annotations).To(HaveKeyWithValue(mirror.AnnotationMirroredProperties, `["cluster.clusterset.k8s.io","clusterset.k8s.io","region"]`))
 	}, framework.Timeout, framework.Interval).Should(Succeed())
 
 	// Steady state and restarts still cost nothing.
