@@ -21,9 +21,11 @@ const annotationCachedDigests = "clusterprofile.open-cluster-management.io/cache
 // digestCopies is the copies cache's transform: managedFields dropped, data
 // replaced by digests, and what repeats across copies shared. A token is
 // copied into every namespace that serves its cluster, so its copies carry
-// the same name, marks, owner kind and digests: one copy of each is held.
+// the same name, marks, owner kind and digests: one copy of each is held,
+// down to whole labels, annotations and data maps.
 func digestCopies() toolscache.TransformFunc {
-	shared := intern.NewBytes()
+	digests := intern.NewBytes()
+	metadata, data := intern.NewStringMaps(), intern.NewBytesMaps()
 	return func(in any) (any, error) {
 		secret, ok := in.(*corev1.Secret)
 		if !ok {
@@ -36,12 +38,16 @@ func digestCopies() toolscache.TransformFunc {
 		internMeta(&secret.ObjectMeta)
 		for key, value := range secret.Data {
 			sum := sha256.Sum256(value)
-			secret.Data[intern.String(key)] = shared.Intern(sum[:])
+			secret.Data[intern.String(key)] = digests.Intern(sum[:])
 		}
 		if secret.Annotations == nil {
 			secret.Annotations = map[string]string{}
 		}
 		secret.Annotations[annotationCachedDigests] = "sha256"
+		// Last: a shared map is never written again.
+		secret.Labels = intern.Share(metadata, secret, secret.Labels)
+		secret.Annotations = intern.Share(metadata, secret, secret.Annotations)
+		secret.Data = intern.Share(data, secret, secret.Data)
 		return secret, nil
 	}
 }

@@ -11,7 +11,6 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
-	"open-cluster-management.io/clusterprofile-bundle/pkg/util/intern"
 )
 
 // lastAppliedAnnotation is kubectl's copy of a whole object, which nothing
@@ -24,7 +23,7 @@ const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 // reads (see trimObjects).
 func cacheOptions() cache.Options {
 	return cache.Options{
-		DefaultTransform: trimObjects(intern.NewBytes()),
+		DefaultTransform: trimObjects(clusterprofile.NewShared()),
 		ByObject: map[client.Object]cache.ByObject{
 			&apiextensionsv1.CustomResourceDefinition{}: {
 				Field: fields.OneTermEqualSelector("metadata.name", clusterprofile.CRDName),
@@ -39,17 +38,18 @@ func cacheOptions() cache.Options {
 // lists of ManagedClusters (the agent reports node facts as claims), and all
 // of the ClusterProfile CRD's schema but the status list types (the one
 // thing read of it, before every status write: profilewrite.TrimSchema).
-func trimObjects(shared *intern.Bytes) toolscache.TransformFunc {
+func trimObjects(shared *clusterprofile.Shared) toolscache.TransformFunc {
 	compact := clusterprofile.CacheTransform(shared)
 	return func(in any) (any, error) {
-		out, err := compact(in)
-		if err != nil {
-			return out, err
-		}
-		if obj, err := meta.Accessor(out); err == nil {
+		// Before compact, which shares the annotations with other objects.
+		if obj, err := meta.Accessor(in); err == nil {
 			if annotations := obj.GetAnnotations(); annotations != nil {
 				delete(annotations, lastAppliedAnnotation)
 			}
+		}
+		out, err := compact(in)
+		if err != nil {
+			return out, err
 		}
 		switch obj := out.(type) {
 		case *clusterv1.ManagedCluster:
@@ -57,7 +57,7 @@ func trimObjects(shared *intern.Bytes) toolscache.TransformFunc {
 			// The direct access entries on the cluster's profiles share it.
 			for i := range obj.Spec.ManagedClusterClientConfigs {
 				config := &obj.Spec.ManagedClusterClientConfigs[i]
-				config.CABundle = shared.Intern(config.CABundle)
+				config.CABundle = shared.Bytes.Intern(config.CABundle)
 			}
 		case *apiextensionsv1.CustomResourceDefinition:
 			profilewrite.TrimSchema(obj)

@@ -8,10 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	sigsjson "sigs.k8s.io/json"
-
-	"open-cluster-management.io/clusterprofile-bundle/pkg/util/intern"
 )
 
 // profileAllGates is a profile as the API server returns it on a hub with
@@ -38,7 +37,7 @@ func BenchmarkCachedProfile(b *testing.B) {
 }
 
 func cachedBytesPerProfile(b *testing.B, clusters, namespaces int, trim bool) float64 {
-	transform := trimObjects(intern.NewBytes())
+	transform := trimObjects(clusterprofile.NewShared())
 	cache := make([]any, 0, clusters*namespaces)
 	var before, after runtime.MemStats
 	runtime.GC()

@@ -10,9 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
-
-	"open-cluster-management.io/clusterprofile-bundle/pkg/util/intern"
 )
 
 func conditionsList(description string) apiextensionsv1.JSONSchemaProps {
@@ -71,7 +70,7 @@ func TestTrimObjects(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := trimObjects(intern.NewBytes())(tc.in)
+			got, err := trimObjects(clusterprofile.NewShared())(tc.in)
 			if err != nil {
 				t.Fatal(err)
 			}

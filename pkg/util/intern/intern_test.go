@@ -47,3 +47,17 @@ func TestUnusedSlicesAreCollected(t *testing.T) {
 	}
 	runtime.KeepAlive(kept)
 }
+
+func TestEqualElementsShareOneArray(t *testing.T) {
+	type property struct{ name, value string }
+	table := NewComparable[property]()
+	a := table.Intern([]property{{"region", "eu"}, {"zone", "a"}})
+	b := table.Intern([]property{{"region", "eu"}, {"zone", "a"}})
+	other := table.Intern([]property{{"region", "eu"}, {"zone", "b"}})
+	if unsafe.SliceData(a) != unsafe.SliceData(b) {
+		t.Error("equal slices do not share an array")
+	}
+	if unsafe.SliceData(a) == unsafe.SliceData(other) || other[1].value != "b" {
+		t.Errorf("different slices share an array: %v", other)
+	}
+}
