@@ -38,6 +38,11 @@ func TestDiagnose(t *testing.T) {
 			wantProvider: "open-cluster-management",
 			wantChecks:   passing(map[string]string{CheckProfile: `The profile belongs to cluster manager "other" (label x-k8s.io/cluster-manager="other"), not "open-cluster-management": it was not published by this bundle, so use the profile the mirror publishes or pass --cluster-manager.`}),
 		},
+		"a wrong cluster-name label": {
+			mutate:       func(o *Observed, _ *Settings) { o.Profile.Labels[clusterprofile.LabelClusterName] = "cluster2" },
+			wantProvider: "open-cluster-management",
+			wantChecks:   passing(map[string]string{CheckProfile: `The label open-cluster-management.io/cluster-name is "cluster2", not the profile's name "cluster1": the mirror writes it; delete the profile and let the mirror recreate it.`}),
+		},
 		"not reported yet": {
 			mutate: func(o *Observed, _ *Settings) {
 				o.Profile.Status.Version.Kubernetes = ""

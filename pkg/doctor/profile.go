@@ -21,14 +21,27 @@ func checkProfile(p *cpv1alpha1.ClusterProfile, manager string) []string {
 		fixes = append(fixes, fmt.Sprintf("The profile belongs to cluster manager %q (label %s=%q), not %q: it was not published by this bundle, so use the profile the mirror publishes or pass --cluster-manager.",
 			p.Spec.ClusterManager.Name, clusterprofile.LabelClusterManager, got, manager))
 	}
-	if got := p.Labels[clusterprofile.LabelClusterName]; got != p.Name {
-		fixes = append(fixes, fmt.Sprintf("The label %s is %q, not the profile's name %q: the mirror writes it; delete the profile and let the mirror recreate it.",
-			clusterprofile.LabelClusterName, got, p.Name))
-	}
+	fixes = append(fixes, checkClusterNameLabel(p)...)
 	if p.Status.Version.Kubernetes == "" {
 		fixes = append(fixes, fmt.Sprintf("status.version.kubernetes is empty: ManagedCluster %s has not reported its version yet; check that its klusterlet is running and joined.", p.Name))
 	}
 	return append(fixes, checkHealthy(p)...)
+}
+
+// checkClusterNameLabel: the mirror labels a profile with its cluster's
+// name, unless the name is no valid label value (clusterprofile.ClusterNameLabel).
+func checkClusterNameLabel(p *cpv1alpha1.ClusterProfile) []string {
+	got, labelled := p.Labels[clusterprofile.LabelClusterName]
+	want, wanted := clusterprofile.ClusterNameLabel(p.Name)
+	switch {
+	case wanted && got != want:
+		return []string{fmt.Sprintf("The label %s is %q, not the profile's name %q: the mirror writes it; delete the profile and let the mirror recreate it.",
+			clusterprofile.LabelClusterName, got, p.Name)}
+	case !wanted && labelled:
+		return []string{fmt.Sprintf("The label %s is %q, but the profile's name is no valid label value, so the mirror leaves the label off: the profile was not published by this bundle; delete it and let the mirror recreate it.",
+			clusterprofile.LabelClusterName, got)}
+	}
+	return nil
 }
 
 func checkHealthy(p *cpv1alpha1.ClusterProfile) []string {

@@ -17,9 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/util/validation"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	clustersdkv1beta2 "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1beta2"
 )
 
@@ -114,7 +114,7 @@ func chooseClusterSet(cluster *clusterv1.ManagedCluster, setNames []string) stri
 	}
 	sort.Strings(setNames)
 	for _, name := range setNames {
-		if len(validation.IsValidLabelValue(name)) == 0 {
+		if clusterprofile.IsLabelValue(name) {
 			return name
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/util/validation"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
@@ -244,7 +243,7 @@ func profileMeta(key types.NamespacedName, clusterSet, managerName string) profi
 		clusterprofile.LabelClusterName: key.Name,
 		clusterprofile.LabelClusterSet:  clusterSet,
 	} {
-		if isLabelValue(value) {
+		if clusterprofile.IsLabelValue(value) {
 			labels[label] = value
 		}
 	}
@@ -258,8 +257,6 @@ func profileMeta(key types.NamespacedName, clusterSet, managerName string) profi
 	}
 }
 
-func isLabelValue(value string) bool { return len(validation.IsValidLabelValue(value)) == 0 }
-
 // OmittedLabels describes, sorted, the labels profileMeta leaves off the
 // cluster's profiles because their values are no valid label values; empty
 // when none is.
@@ -268,11 +265,11 @@ func OmittedLabels(clusterName string, desired Desired) []string {
 	if len(desired.Profiles) == 0 {
 		return nil
 	}
-	if !isLabelValue(clusterName) {
+	if !clusterprofile.IsLabelValue(clusterName) {
 		omitted = append(omitted, fmt.Sprintf("%s (the cluster name is no valid label value)", clusterprofile.LabelClusterName))
 	}
 	for ns, set := range desired.Profiles {
-		if !isLabelValue(set) {
+		if !clusterprofile.IsLabelValue(set) {
 			omitted = append(omitted, fmt.Sprintf("%s in namespace %s (set %q is no valid label value and no other bound set there is)",
 				clusterprofile.LabelClusterSet, ns, set))
 		}

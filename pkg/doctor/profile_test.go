@@ -1,0 +1,36 @@
+package doctor
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+)
+
+// TestCheckClusterNameLabel: the doctor expects the label exactly where the
+// mirror writes it (clusterprofile.ClusterNameLabel).
+func TestCheckClusterNameLabel(t *testing.T) {
+	long := strings.Repeat("c", 64) // a valid cluster name, no valid label value
+	tests := map[string]struct {
+		name   string
+		labels map[string]string
+		want   []string
+	}{
+		"labelled with its name":        {name: "cluster1", labels: map[string]string{clusterprofile.LabelClusterName: "cluster1"}},
+		"a long name, unlabelled":       {name: long},
+		"a short name, unlabelled":      {name: "cluster1", want: []string{`The label open-cluster-management.io/cluster-name is "", not the profile's name "cluster1": the mirror writes it; delete the profile and let the mirror recreate it.`}},
+		"a long name with another name": {name: long, labels: map[string]string{clusterprofile.LabelClusterName: "cluster1"}, want: []string{`The label open-cluster-management.io/cluster-name is "cluster1", but the profile's name is no valid label value, so the mirror leaves the label off: the profile was not published by this bundle; delete it and let the mirror recreate it.`}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			p := &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Name: tc.name, Labels: tc.labels}}
+			if diff := cmp.Diff(tc.want, checkClusterNameLabel(p)); diff != "" {
+				t.Errorf("fixes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
