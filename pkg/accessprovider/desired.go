@@ -1,11 +1,8 @@
 package accessprovider
 
 import (
-	"bytes"
-	"encoding/pem"
 	"fmt"
 	"net"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -18,6 +15,7 @@ import (
 	proxyv1alpha1 "open-cluster-management.io/cluster-proxy/pkg/apis/proxy/v1alpha1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 )
@@ -149,8 +147,9 @@ func DirectEntry(name string, cluster *clusterv1.ManagedCluster) *cpv1alpha1.Acc
 
 // DirectDesired is the direct entry, or, when the cluster's client config
 // would make an unsafe or unusable one (a URL that is not an absolute
-// https:// URL would carry the consumer's token in clear or nowhere; a CA
-// bundle that is not PEM certificates fails every TLS handshake), no entry
+// https:// URL would carry the consumer's token in clear or nowhere, a host
+// Kueue refuses; a CA bundle that is not certificates fails every TLS
+// handshake), no entry
 // and a False DirectAccess condition saying why, as the proxy entry refuses
 // what it cannot use.
 func DirectDesired(name string, cluster *clusterv1.ManagedCluster, existing []metav1.Condition, now time.Time) Desired {
@@ -165,32 +164,20 @@ func DirectDesired(name string, cluster *clusterv1.ManagedCluster, existing []me
 	return Desired{Entry: entry}
 }
 
+// clientConfigProblem holds a cluster's client config to the rules of an
+// entry (clusterprofile.ServerProblem, CertificateAuthorityBlocks); an empty
+// CA bundle is allowed (the consumer trusts its system roots).
 func clientConfigProblem(c clientcmdv1.Cluster) string {
-	u, err := url.Parse(c.Server)
-	switch {
-	case err != nil || u.Scheme != "https" || u.Host == "":
-		return fmt.Sprintf("The ManagedCluster's first client config URL %q is not an absolute https:// URL; no direct entry is published", c.Server)
-	case len(c.CertificateAuthorityData) > 0 && !pemCertificates(c.CertificateAuthorityData):
-		return "The ManagedCluster's first client config CA bundle is not PEM-encoded certificates; no direct entry is published"
+	if problem := clusterprofile.ServerProblem(c.Server); problem != "" {
+		return fmt.Sprintf("The ManagedCluster's first client config URL %s; no direct entry is published", problem)
+	}
+	if len(c.CertificateAuthorityData) == 0 {
+		return ""
+	}
+	if _, problem := clusterprofile.CertificateAuthorityBlocks(c.CertificateAuthorityData); problem != "" {
+		return fmt.Sprintf("The ManagedCluster's first client config CA bundle %s; no direct entry is published", problem)
 	}
 	return ""
-}
-
-// pemCertificates tells whether data is one or more PEM CERTIFICATE blocks
-// and nothing else but white space.
-func pemCertificates(data []byte) bool {
-	blocks := 0
-	for {
-		block, rest := pem.Decode(data)
-		if block == nil {
-			return blocks > 0 && len(bytes.TrimSpace(rest)) == 0
-		}
-		if block.Type != "CERTIFICATE" {
-			return false
-		}
-		blocks++
-		data = rest
-	}
 }
 
 func proxyCondition(status metav1.ConditionStatus, reason, message string) *metav1.Condition {

@@ -140,6 +140,7 @@ func TestDirectDesiredRefusesUnsafeClientConfigs(t *testing.T) {
 		return refused(`The ManagedCluster's first client config URL "` + url + `" is not an absolute https:// URL; no direct entry is published`)
 	}
 	notPEM := refused("The ManagedCluster's first client config CA bundle is not PEM-encoded certificates; no direct entry is published")
+	notOnlyCertificates := refused(`The ManagedCluster's first client config CA bundle holds a PEM block of type "PRIVATE KEY", not only certificates; no direct entry is published`)
 	twoCAs := append(utiltesting.FakeCA("a"), utiltesting.FakeCA("b")...)
 	cases := map[string]struct {
 		cluster *clusterv1.ManagedCluster
@@ -151,12 +152,18 @@ func TestDirectDesiredRefusesUnsafeClientConfigs(t *testing.T) {
 		"https and no bundle (system roots)": {cluster: withConfig("https://api.c1", nil), want: Desired{Entry: &cpv1alpha1.AccessProvider{
 			Name: "direct", Cluster: clientcmdv1.Cluster{Server: "https://api.c1",
 				Extensions: []clientcmdv1.NamedExtension{cpcreds.ExecExtension("c1")}}}}},
-		"http://":           {cluster: withConfig("http://api.c1:6443", nil), want: badURL("http://api.c1:6443")},
+		"http://": {cluster: withConfig("http://api.c1:6443", nil),
+			want: refused(`The ManagedCluster's first client config URL "http://api.c1:6443" uses http, not https; no direct entry is published`)},
+		"a host Kueue refuses": {cluster: withConfig("https://api_c1.example.com", nil),
+			want: refused(`The ManagedCluster's first client config URL "https://api_c1.example.com" has a host that is neither an IP address nor a DNS-1123 name (a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')); no direct entry is published`)},
+		"an IP address": {cluster: withConfig("https://10.0.0.1:6443", nil), want: Desired{Entry: &cpv1alpha1.AccessProvider{
+			Name: "direct", Cluster: clientcmdv1.Cluster{Server: "https://10.0.0.1:6443",
+				Extensions: []clientcmdv1.NamedExtension{cpcreds.ExecExtension("c1")}}}}},
 		"a relative URL":    {cluster: withConfig("api.c1:6443/x", nil), want: badURL("api.c1:6443/x")},
 		"a path only":       {cluster: withConfig("/clusters/c1", nil), want: badURL("/clusters/c1")},
 		"no host":           {cluster: withConfig("https:///c1", nil), want: badURL("https:///c1")},
 		"a CA that is text": {cluster: withConfig("https://api.c1", []byte("CA")), want: notPEM},
-		"a private key":     {cluster: withConfig("https://api.c1", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte("k")})), want: notPEM},
+		"a private key":     {cluster: withConfig("https://api.c1", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte("k")})), want: notOnlyCertificates},
 		"PEM then garbage":  {cluster: withConfig("https://api.c1", append(utiltesting.FakeCA("a"), "garbage"...)), want: notPEM},
 		"no client config":  {cluster: utiltesting.MakeManagedCluster("c1").Obj()},
 	}

@@ -74,22 +74,22 @@ func TestDiagnose(t *testing.T) {
 				s.Providers = []string{"open-cluster-management-direct", "open-cluster-management"}
 			},
 			wantProvider: "open-cluster-management-direct",
-			wantChecks:   passing(map[string]string{CheckServer: `The entry's server "http://10.0.0.1:6443" uses http, not https: tokens must not travel in clear; configure the access provider with an https endpoint.`}),
+			wantChecks:   passing(map[string]string{CheckServer: `The entry's server "http://10.0.0.1:6443" uses http, not https: consumers refuse it (a token must not travel in clear; Kueue trusts only IP addresses and DNS-1123 names); configure the access provider with https://<host>[:<port>][/<path>].`}),
 		},
 		"server host neither IP nor DNS-1123": {
 			mutate:       func(o *Observed, _ *Settings) { entry(o).Server = "https://hub_proxy.example.com:9092/cluster1" },
 			wantProvider: "open-cluster-management",
-			wantChecks:   passing(map[string]string{CheckServer: `The entry's server host "hub_proxy.example.com" is neither an IP address nor a DNS-1123 name (a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')): Kueue refuses it as an untrusted endpoint; configure the access provider with a valid host name.`}),
+			wantChecks:   passing(map[string]string{CheckServer: `The entry's server "https://hub_proxy.example.com:9092/cluster1" has a host that is neither an IP address nor a DNS-1123 name (a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')): consumers refuse it (a token must not travel in clear; Kueue trusts only IP addresses and DNS-1123 names); configure the access provider with https://<host>[:<port>][/<path>].`}),
 		},
 		"server not absolute": {
 			mutate:       func(o *Observed, _ *Settings) { entry(o).Server = "cluster-proxy-addon-user:9092" },
 			wantProvider: "open-cluster-management",
-			wantChecks:   passing(map[string]string{CheckServer: `The entry's server "cluster-proxy-addon-user:9092" is not an absolute URL: the access provider must write https://<host>[:<port>][/<path>].`}),
+			wantChecks:   passing(map[string]string{CheckServer: `The entry's server "cluster-proxy-addon-user:9092" is not an absolute https:// URL: consumers refuse it (a token must not travel in clear; Kueue trusts only IP addresses and DNS-1123 names); configure the access provider with https://<host>[:<port>][/<path>].`}),
 		},
 		"CA not PEM": {
 			mutate:       func(o *Observed, _ *Settings) { entry(o).CertificateAuthorityData = []byte("not a certificate") },
 			wantProvider: "open-cluster-management",
-			wantChecks:   passing(map[string]string{CheckCA: "The entry's certificate-authority-data is not PEM certificates (data does not contain any valid RSA or ECDSA certificates): check the CA the access provider reads (for cluster-proxy, tls.crt of Secret cluster-proxy-user-serving-cert)."}),
+			wantChecks:   passing(map[string]string{CheckCA: "The entry's certificate-authority-data is not PEM-encoded certificates: check the CA the access provider reads (for cluster-proxy, tls.crt of Secret cluster-proxy-user-serving-cert)."}),
 		},
 		"CA expired": {
 			mutate:       func(o *Observed, _ *Settings) { entry(o).CertificateAuthorityData = pemCA(t, now.Add(-time.Hour)) },

@@ -1,17 +1,15 @@
 package doctor
 
 import (
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/url"
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/validation"
-	certutil "k8s.io/client-go/util/cert"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 )
 
@@ -42,37 +40,34 @@ func chooseEntry(p *cpv1alpha1.ClusterProfile, providers []string) (*cpv1alpha1.
 		strings.Join(providers, ", "), strings.Join(names, ", "))
 }
 
-// checkServer holds the server to what client-go and Kueue's
-// validateRestConfig accept, and to TLS: an absolute https URL whose host
-// is an IP address or a DNS-1123 name.
+// checkServer holds the server to the rule the access providers follow
+// (clusterprofile.ServerProblem): what client-go and Kueue's
+// validateRestConfig accept, over TLS.
 func checkServer(server string) []string {
-	u, err := url.Parse(server)
-	if err != nil || !u.IsAbs() || u.Host == "" {
-		return []string{fmt.Sprintf("The entry's server %q is not an absolute URL: the access provider must write https://<host>[:<port>][/<path>].", server)}
-	}
-	if u.Scheme != "https" {
-		return []string{fmt.Sprintf("The entry's server %q uses %s, not https: tokens must not travel in clear; configure the access provider with an https endpoint.", server, u.Scheme)}
-	}
-	host := u.Hostname()
-	if net.ParseIP(host) != nil {
-		return nil
-	}
-	if problems := validation.IsDNS1123Subdomain(strings.ToLower(host)); len(problems) > 0 {
-		return []string{fmt.Sprintf("The entry's server host %q is neither an IP address nor a DNS-1123 name (%s): Kueue refuses it as an untrusted endpoint; configure the access provider with a valid host name.",
-			host, strings.Join(problems, "; "))}
+	if problem := clusterprofile.ServerProblem(server); problem != "" {
+		return []string{fmt.Sprintf("The entry's server %s: consumers refuse it (a token must not travel in clear; Kueue trusts only IP addresses and DNS-1123 names); configure the access provider with https://<host>[:<port>][/<path>].", problem)}
 	}
 	return nil
 }
 
-// checkCA: the CA must parse as PEM certificates, none of them expired, or
-// every TLS handshake with the server fails.
+// checkCA: the CA must be certificates (clusterprofile.CertificateAuthorityBlocks)
+// that parse, none of them expired, or every TLS handshake with the server
+// fails.
 func checkCA(data []byte, now time.Time) []string {
 	if len(data) == 0 {
 		return []string{"The entry has no certificate-authority-data: the consumer would trust only its system roots; the access provider must publish the server's CA."}
 	}
-	certs, err := certutil.ParseCertsPEM(data)
-	if err != nil {
-		return []string{fmt.Sprintf("The entry's certificate-authority-data is not PEM certificates (%v): check the CA the access provider reads (for cluster-proxy, tls.crt of Secret cluster-proxy-user-serving-cert).", err)}
+	ders, problem := clusterprofile.CertificateAuthorityBlocks(data)
+	var certs []*x509.Certificate
+	for _, der := range ders {
+		cert, err := x509.ParseCertificate(der)
+		if err != nil && problem == "" {
+			problem = fmt.Sprintf("holds a certificate that does not parse (%v)", err)
+		}
+		certs = append(certs, cert)
+	}
+	if problem != "" {
+		return []string{fmt.Sprintf("The entry's certificate-authority-data %s: check the CA the access provider reads (for cluster-proxy, tls.crt of Secret cluster-proxy-user-serving-cert).", problem)}
 	}
 	var fixes []string
 	for _, c := range certs {

@@ -124,7 +124,7 @@ func TestTheDirectEntryRefusesUnsafeClientConfigs(t *testing.T) {
 	refused := func(message string) accessView {
 		return accessView{Conditions: map[string]string{"DirectAccess": "False/ClientConfigRefused: " + message}}
 	}
-	expectAccess(t, ctx, "direct-ns", "direct-http", refused(`The ManagedCluster's first client config URL "http://api.example.com:6443" is not an absolute https:// URL; no direct entry is published`))
+	expectAccess(t, ctx, "direct-ns", "direct-http", refused(`The ManagedCluster's first client config URL "http://api.example.com:6443" uses http, not https; no direct entry is published`))
 	expectAccess(t, ctx, "direct-ns", "direct-relative", refused(`The ManagedCluster's first client config URL "api.example.com:6443" is not an absolute https:// URL; no direct entry is published`))
 	expectAccess(t, ctx, "direct-ns", "direct-text-ca", refused("The ManagedCluster's first client config CA bundle is not PEM-encoded certificates; no direct entry is published"))
 
