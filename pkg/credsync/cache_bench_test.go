@@ -2,7 +2,6 @@ package credsync
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
 
 // BenchmarkCachedCopy reports the heap one token copy takes in the copies
@@ -29,11 +29,7 @@ func BenchmarkCachedCopy(b *testing.B) {
 
 func cachedBytesPerCopy(b *testing.B, clusters, namespaces int) float64 {
 	transform := digestCopies()
-	cache := make([]any, 0, clusters*namespaces)
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	for i := range clusters * namespaces {
+	return utiltesting.HeapBytesPerObject(clusters*namespaces, func(i int) any {
 		raw, err := apiServerCopy(fmt.Sprintf("cluster-%05d", i/namespaces), fmt.Sprintf("team-%02d", i%namespaces), i).Marshal()
 		if err != nil {
 			b.Fatal(err)
@@ -46,12 +42,8 @@ func cachedBytesPerCopy(b *testing.B, clusters, namespaces int) float64 {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cache = append(cache, obj)
-	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	runtime.KeepAlive(cache)
-	return float64(after.HeapAlloc-before.HeapAlloc) / float64(len(cache))
+		return obj
+	})
 }
 
 // apiServerCopy is a token copy as the API server returns it: the syncer's

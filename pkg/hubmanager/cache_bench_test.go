@@ -4,11 +4,11 @@ import (
 	_ "embed"
 	"encoding/base64"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	sigsjson "sigs.k8s.io/json"
 )
@@ -38,11 +38,7 @@ func BenchmarkCachedProfile(b *testing.B) {
 
 func cachedBytesPerProfile(b *testing.B, clusters, namespaces int, trim bool) float64 {
 	transform := trimObjects(clusterprofile.NewShared())
-	cache := make([]any, 0, clusters*namespaces)
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	for i := range clusters * namespaces {
+	return utiltesting.HeapBytesPerObject(clusters*namespaces, func(i int) any {
 		cluster := fmt.Sprintf("cluster-%05d", i/namespaces)
 		raw := strings.NewReplacer(
 			"{{CLUSTER}}", cluster, "{{NAMESPACE}}", fmt.Sprintf("team-%02d", i%namespaces),
@@ -54,16 +50,13 @@ func cachedBytesPerProfile(b *testing.B, clusters, namespaces int, trim bool) fl
 		if err := sigsjson.UnmarshalCaseSensitivePreserveInts([]byte(raw), obj); err != nil {
 			b.Fatal(err)
 		}
-		if trim {
-			var err error
-			if obj, err = transform(obj); err != nil {
-				b.Fatal(err)
-			}
+		if !trim {
+			return obj
 		}
-		cache = append(cache, obj)
-	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	runtime.KeepAlive(cache)
-	return float64(after.HeapAlloc-before.HeapAlloc) / float64(len(cache))
+		obj, err := transform(obj)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return obj
+	})
 }
