@@ -164,6 +164,7 @@ func (b *bench) startManager(name string) (*managerProcess, error) {
 		workers:      b.cfg.workers,
 		extraFlags:   b.cfg.managerFlags,
 		memoryLimit:  b.cfg.memoryLimit,
+		gcPercent:    b.cfg.gcPercent,
 	})
 	if err != nil {
 		return nil, err

@@ -52,6 +52,9 @@ type config struct {
 	// memoryLimit is the container memory limit the manager runs under, in
 	// bytes (0: none), as the chart passes it.
 	memoryLimit int64
+	// gcPercent, when positive, is the manager's GOGC, as the chart's
+	// gcPercent value sets it.
+	gcPercent int
 }
 
 // stringList is a repeatable string flag.
@@ -90,6 +93,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.rotationSamples, "rotation-samples", 50, "Tokens rotated one at a time to time a single rotation (credsync).")
 	fs.StringVar(&c.upstreamPath, "upstream", "", "Path to OCM's own mirror (bin/ocm/upstream-clusterprofile-mirror, built by `make ocm-binaries`) to measure on the same world; empty skips it.")
 	fs.Var(&c.managerFlags, "manager-flag", "An extra flag for the manager, e.g. -manager-flag=--zap-log-level=2 (repeatable).")
+	fs.IntVar(&c.gcPercent, "gogc", 0, "The manager's GOGC, as the chart's gcPercent sets it (e.g. 50, the chart's default); 0 leaves Go's default (100).")
 	memoryLimit := fs.String("memory-limit", "", "Run the manager as under a container memory limit (e.g. 512Mi, the chart's default): it keeps its heap under 90% of it. Empty: no limit.")
 	if err := fs.Parse(args); err != nil {
 		return c, err

@@ -34,6 +34,8 @@ type managerOptions struct {
 	// memoryLimit, when set, is passed as the container's memory limit,
 	// as the chart does (the manager keeps its heap under 90% of it).
 	memoryLimit int64
+	// gcPercent, when positive, is passed as GOGC.
+	gcPercent int
 }
 
 // managerProcess is a running clusterprofile-manager binary.
@@ -77,10 +79,14 @@ func startManager(o managerOptions) (*managerProcess, error) {
 }
 
 func (o managerOptions) env() []string {
-	if o.memoryLimit <= 0 {
-		return nil
+	var env []string
+	if o.memoryLimit > 0 {
+		env = append(env, memlimit.EnvContainerLimit+"="+strconv.FormatInt(o.memoryLimit, 10))
 	}
-	return []string{memlimit.EnvContainerLimit + "=" + strconv.FormatInt(o.memoryLimit, 10)}
+	if o.gcPercent > 0 {
+		env = append(env, "GOGC="+strconv.Itoa(o.gcPercent))
+	}
+	return env
 }
 
 // startProcess starts a program whose memory is sampled until it exits;

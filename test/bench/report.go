@@ -27,6 +27,8 @@ type results struct {
 	// MemoryLimitMiB is the container memory limit the manager ran under
 	// (0: none).
 	MemoryLimitMiB float64 `json:"memoryLimitMiB,omitempty"`
+	// GCPercent is the manager's GOGC when the run set one.
+	GCPercent int `json:"gcPercent,omitempty"`
 
 	Floor       *floorResult       `json:"floor,omitempty"`
 	Cold        *coldResult        `json:"cold,omitempty"`
@@ -189,6 +191,7 @@ func newResults(cfg config) *results {
 		Clusters: cfg.clusters, Namespaces: cfg.namespaces, Profiles: cfg.clusters * cfg.namespaces,
 		Gates: cfg.gates.String(), TokenCopies: cfg.clusters * cfg.namespaces * cfg.msas,
 		QPS: -1, Workers: cfg.workers, MemoryLimitMiB: float64(cfg.memoryLimit) / (1 << 20),
+		GCPercent: cfg.gcPercent,
 	}
 	if !cfg.unthrottled() {
 		r.QPS, r.Burst = cfg.qps, cfg.burst
@@ -370,6 +373,9 @@ func printMemory(t table, r *results) {
 		t.section("Memory (per process)")
 		if r.MemoryLimitMiB > 0 {
 			t.row("container limit", fmt.Sprintf("%.0f MiB (the manager's soft limit: %.0f%% of it)", r.MemoryLimitMiB, memlimit.Share*100), "")
+		}
+		if r.GCPercent > 0 {
+			t.row("GOGC", fmt.Sprint(r.GCPercent), "")
 		}
 		for _, m := range r.Memory {
 			line := fmt.Sprintf("peak RSS %.0f MiB (anonymous %.0f MiB)", m.PeakRSSMiB, m.PeakAnonMiB)

@@ -99,7 +99,10 @@ func (b *bench) startUpstream() (*managerProcess, error) {
 		"--kube-api-qps=" + strconv.FormatFloat(float64(b.cfg.clientQPS()), 'g', -1, 32),
 		"--kube-api-burst=" + strconv.Itoa(b.cfg.burst),
 	}
-	p, err := startProcess(upstreamProcess, b.cfg.upstreamPath, args, filepath.Join(b.dir, "upstream.log"), "")
+	// The same GOGC as ours, so that the memory compares the programs, not
+	// their collectors' settings.
+	env := managerOptions{gcPercent: b.cfg.gcPercent}.env()
+	p, err := startProcess(upstreamProcess, b.cfg.upstreamPath, args, filepath.Join(b.dir, "upstream.log"), "", env...)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,8 @@ import (
 )
 
 // TestTheManagerKnowsItsMemoryLimit: the manager's container passes its
-// memory limit to the manager, which keeps its heap under 90% of it.
+// memory limit to the manager, which keeps its heap under 90% of it, and
+// the chart's GOGC.
 func TestTheManagerKnowsItsMemoryLimit(t *testing.T) {
 	container := corev1.Container{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(
@@ -19,7 +20,8 @@ func TestTheManagerKnowsItsMemoryLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []corev1.EnvVar{{Name: memlimit.EnvContainerLimit, ValueFrom: &corev1.EnvVarSource{
-		ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: container.Name, Resource: "limits.memory"}}}}
+		ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: container.Name, Resource: "limits.memory"}}},
+		{Name: "GOGC", Value: "50"}}
 	if diff := cmp.Diff(want, container.Env); diff != "" {
 		t.Errorf("manager env (-want +got):\n%s", diff)
 	}

@@ -3,6 +3,7 @@ package chart_test
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -58,8 +59,11 @@ func TestSecureMetricsWithTheChartsRBAC(t *testing.T) {
 	}
 	url := "https://" + addr + "/metrics"
 	g := NewWithT(t)
-	g.Eventually(func() int { return scrape(t, url, serviceAccountToken(ctx, t, rel.Namespace, "scraper")).status },
-		framework.Timeout, framework.Interval).Should(Equal(http.StatusOK))
+	// Until the manager listens, the scrape fails (status 0).
+	g.Eventually(func() int {
+		got, _ := tryScrape(url, serviceAccountToken(ctx, t, rel.Namespace, "scraper"))
+		return got.status
+	}, framework.Timeout, framework.Interval).Should(Equal(http.StatusOK))
 	got := scrape(t, url, serviceAccountToken(ctx, t, rel.Namespace, "scraper"))
 	g.Expect(got.body).To(ContainSubstring(`clusterprofile_feature_enabled{feature="ClusterProfile"} 1`))
 	g.Expect(scrape(t, url, "").status).To(Equal(http.StatusUnauthorized))
@@ -81,9 +85,18 @@ type scrapeResult struct {
 // manager's self-signed certificate.
 func scrape(t testing.TB, url, token string) scrapeResult {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+	got, err := tryScrape(url, token)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return got
+}
+
+// tryScrape is scrape for a manager that may not listen yet.
+func tryScrape(url, token string) (scrapeResult, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return scrapeResult{}, err
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -91,14 +104,14 @@ func scrape(t testing.TB, url, token string) scrapeResult {
 	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	resp, err := c.Do(req)
 	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
+		return scrapeResult{}, fmt.Errorf("GET %s: %w", url, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatal(err)
+		return scrapeResult{}, err
 	}
-	return scrapeResult{status: resp.StatusCode, body: string(body)}
+	return scrapeResult{status: resp.StatusCode, body: string(body)}, nil
 }
 
 // serviceAccountToken asks TokenRequest for a short-lived token.
