@@ -21,7 +21,9 @@ import (
 // against the installed CRD and sent under the writer's field manager.
 // Every write is counted, and its response kept until the informer delivers
 // it (RecentWrites), so the writer neither re-sends it nor re-runs on its
-// echo. A withdrawal is the same write with an empty desire.
+// echo; kept compacted as the cache keeps it (a cold start has thousands of
+// writes in flight, each response a whole profile with every writer's
+// managedFields). A withdrawal is the same write with an empty desire.
 //
 // Applies go through pkg/util/ssa with profilewrite's payloads, which carry
 // only the fields the writer owns.
@@ -30,13 +32,14 @@ type Writer struct {
 	client   client.Client
 	schema   *SchemaReader
 	recent   *RecentWrites
+	shared   *Shared
 }
 
 // NewWriter builds the writer identity writes as, through c: a manager's
 // client, whose reads (of the CRD) come from the cache and whose writes go
 // to the API server.
 func NewWriter(identity profilewrite.Writer, c client.Client) *Writer {
-	return &Writer{identity: identity, client: c, schema: &SchemaReader{Reader: c}, recent: NewRecentWrites()}
+	return &Writer{identity: identity, client: c, schema: &SchemaReader{Reader: c}, recent: NewRecentWrites(), shared: NewShared()}
 }
 
 // Identity is who the writer writes as.
@@ -157,6 +160,8 @@ func (w *Writer) wrote(p *cpv1alpha1.ClusterProfile, op string, err error, what 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	w.recent.Wrote(p)
+	kept := p.DeepCopy() // the caller may change p; the kept copy shares
+	Compact(kept, w.shared)
+	w.recent.Wrote(kept)
 	return p, nil
 }

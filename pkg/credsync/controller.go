@@ -135,13 +135,18 @@ func (r *Reconciler) sources(ctx context.Context, cluster string) ([]Source, err
 // names join into the same Secret name), read from the copies cache.
 func (r *Reconciler) existingCopies(ctx context.Context, namespace, cluster string, desired []*corev1.Secret) ([]*corev1.Secret, error) {
 	list := &corev1.SecretList{}
-	if err := r.copies.List(ctx, list, client.MatchingFields{IndexCopyOf: copyKey(namespace, cluster)}); err != nil {
+	// The cluster's copies in every namespace, shared with the cache: only
+	// those in namespace are copied.
+	if err := r.copies.List(ctx, list, client.MatchingFields{IndexCopyOf: cluster}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing synced Secrets of %s in %s: %w", cluster, namespace, err)
 	}
-	out := make([]*corev1.Secret, 0, len(list.Items)+len(desired))
+	out := make([]*corev1.Secret, 0, len(desired))
 	seen := sets.New[string]()
 	for i := range list.Items {
-		out = append(out, &list.Items[i])
+		if list.Items[i].Namespace != namespace {
+			continue
+		}
+		out = append(out, list.Items[i].DeepCopy())
 		seen.Insert(list.Items[i].Name)
 	}
 	for _, want := range desired {

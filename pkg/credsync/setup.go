@@ -46,11 +46,11 @@ func syncedCopies() labels.Selector {
 	return labels.NewSelector().Add(*req)
 }
 
-// IndexCopyOf indexes the copies cache by "<namespace>/<cluster>", the
-// syncer's queue key, so a reconcile reads only its own copies.
+// IndexCopyOf indexes the copies cache by the cluster whose token a copy
+// holds, so a reconcile reads only that cluster's copies. By cluster rather
+// than by the queue key (namespace and cluster): an index keeps a set per
+// key, and a set per copy would cost more than the copy itself.
 const IndexCopyOf = "copyOf"
-
-func copyKey(namespace, cluster string) string { return namespace + "/" + cluster }
 
 // IndexCopy is the IndexCopyOf function.
 func IndexCopy(obj client.Object) []string {
@@ -59,7 +59,7 @@ func IndexCopy(obj client.Object) []string {
 		return nil
 	}
 	if cluster, _, ok := cpcreds.CopySource(secret); ok {
-		return []string{copyKey(secret.Namespace, cluster)}
+		return []string{cluster}
 	}
 	return nil
 }
