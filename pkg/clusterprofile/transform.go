@@ -14,7 +14,7 @@ import (
 
 // FieldManagerPrefix starts the field manager name of every writer in this
 // project (clusterprofile-mirror, clusterprofile-access-proxy, ...).
-const FieldManagerPrefix = "clusterprofile-"
+const FieldManagerPrefix = profilewrite.FieldManagerPrefix
 
 // CacheTransform is the manager's cache transform for every type. Of a
 // ClusterProfile it keeps this project's own managedFields entries (the

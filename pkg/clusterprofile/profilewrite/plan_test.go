@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
+	"k8s.io/utils/ptr"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 )
 
@@ -223,9 +224,9 @@ func TestPlanRemovesWhatWasWrittenBeforeTheSwitchToListMaps(t *testing.T) {
 			want: &Write{Current: updated, Status: &StatusWrite{Apply: withdraw.Status,
 				Merged: &cpv1alpha1.ClusterProfileStatus{AccessProviders: []cpv1alpha1.AccessProvider{theirs}, Conditions: []metav1.Condition{}}}},
 		},
-		"written by merge patch before the switch, still wanted: applied to take ownership": {
+		"written by merge patch before the switch, still wanted: applied to take ownership, after a dry run": {
 			current: updated, desire: keep,
-			want: &Write{Current: updated, Status: &StatusWrite{Apply: keep.Status}},
+			want: &Write{Current: updated, Status: &StatusWrite{Apply: keep.Status, Guard: ptr.To(newOwnership())}},
 		},
 		"written by apply, withdrawn: nothing of the writer's is owned, nothing to do": {
 			current: profile(metav1.ManagedFieldsOperationApply), desire: withdraw,
