@@ -151,11 +151,15 @@ func TestCarries(t *testing.T) {
 		Conditions: []metav1.Condition{{Type: "ProxyAccess"}}}}
 	applyByProxy := &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{
 		entry("proxy", metav1.ManagedFieldsOperationApply, "status", `{"f:status":{}}`)}}}
+	switched := withEntry.DeepCopy()
+	switched.ManagedFields = []metav1.ManagedFieldsEntry{
+		entry("clusterprofile-mirror", metav1.ManagedFieldsOperationUpdate, "status", `{"f:status":{}}`)}
 	cases := map[string]struct {
 		p        *cpv1alpha1.ClusterProfile
 		listMaps bool
 		want     bool
 	}{
+		"list-maps: the entry by name where this project merged the status before the switch": {p: switched, listMaps: true, want: true},
 		"atomic: the entry by name":                 {p: withEntry, want: true},
 		"atomic: the condition by type":             {p: withCondition, want: true},
 		"atomic: nothing of its own":                {p: &cpv1alpha1.ClusterProfile{}, want: false},
