@@ -16,7 +16,7 @@ import (
 
 // FieldManagerPrefix starts the field manager name of every writer in this
 // project (clusterprofile-mirror, clusterprofile-access-proxy, ...).
-const FieldManagerPrefix = "clusterprofile-"
+const FieldManagerPrefix = profilewrite.FieldManagerPrefix
 
 // Shared holds what cached profiles share with each other (see Compact):
 // one table per kind of value, each letting go of what no profile holds.

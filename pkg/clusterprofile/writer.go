@@ -137,21 +137,58 @@ func (w *Writer) applyMeta(ctx context.Context, m profilewrite.MetaApply, op str
 	return w.wrote(p, op, err, "applying metadata of ClusterProfile "+m.NamespacedName.String())
 }
 
+// writeStatus sends a status write: the merged status, the apply, or on a
+// CRD switched to list-maps the merged removal then the apply (see
+// profilewrite.StatusWrite).
 func (w *Writer) writeStatus(ctx context.Context, current *cpv1alpha1.ClusterProfile, s profilewrite.StatusWrite) (*cpv1alpha1.ClusterProfile, error) {
-	if s.Merged == nil {
-		body, err := s.Apply.Body()
-		if err != nil {
+	if s.Merged != nil {
+		merged, err := w.mergeStatus(ctx, current, *s.Merged)
+		if err != nil || !s.AlsoApply {
+			return merged, err
+		}
+		current = merged
+	}
+	if s.Guard != nil {
+		if err := w.tryApply(ctx, current, s); err != nil {
 			return nil, err
 		}
-		p := &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Namespace: s.Apply.Namespace, Name: s.Apply.Name}}
-		err = ssa.ApplyStatus(ctx, w.client, p, json.RawMessage(body), w.identity.FieldManager)
-		return w.wrote(p, metrics.OpStatus, err, "applying status of ClusterProfile "+s.Apply.NamespacedName.String())
 	}
+	body, err := s.Apply.Body()
+	if err != nil {
+		return nil, err
+	}
+	p := &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Namespace: s.Apply.Namespace, Name: s.Apply.Name}}
+	err = ssa.ApplyStatus(ctx, w.client, p, json.RawMessage(body), w.identity.FieldManager)
+	return w.wrote(p, metrics.OpStatus, err, "applying status of ClusterProfile "+s.Apply.NamespacedName.String())
+}
+
+// mergeStatus writes status as the whole of current's, under optimistic lock.
+func (w *Writer) mergeStatus(ctx context.Context, current *cpv1alpha1.ClusterProfile, status cpv1alpha1.ClusterProfileStatus) (*cpv1alpha1.ClusterProfile, error) {
 	patched := current.DeepCopy()
-	patched.Status = *s.Merged
+	patched.Status = status
 	err := w.client.Status().Patch(ctx, patched, client.MergeFromWithOptions(current, client.MergeFromWithOptimisticLock{}),
 		client.FieldOwner(w.identity.FieldManager))
 	return w.wrote(patched, metrics.OpStatus, err, fmt.Sprintf("merging status of ClusterProfile %s/%s", current.Namespace, current.Name))
+}
+
+// tryApply sends s's apply as a dry run and fails unless the API server
+// would keep every entry outside s.Guard: just after the CRD switched to
+// list-maps, the server may still merge the lists atomically. The caller's
+// retry comes back once it has caught up.
+func (w *Writer) tryApply(ctx context.Context, current *cpv1alpha1.ClusterProfile, s profilewrite.StatusWrite) error {
+	body, err := s.Apply.Body()
+	if err != nil {
+		return err
+	}
+	p := &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Namespace: s.Apply.Namespace, Name: s.Apply.Name}}
+	if err := ssa.ApplyStatus(ctx, w.client, p, json.RawMessage(body), w.identity.FieldManager, client.DryRunAll); err != nil {
+		return fmt.Errorf("trying the status apply of ClusterProfile %s: %w", s.Apply.NamespacedName, err)
+	}
+	if !profilewrite.ApplyKeepsOthers(current.Status, p.Status, *s.Guard) {
+		return fmt.Errorf("not applying the status of ClusterProfile %s: the API server still merges its status lists atomically "+
+			"(the ClusterProfile CRD has just switched to list-maps), and other writers' entries would be lost; retrying", s.Apply.NamespacedName)
+	}
+	return nil
 }
 
 // wrote counts a write and remembers its response.

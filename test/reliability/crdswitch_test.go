@@ -2,7 +2,6 @@ package reliability_test
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -26,18 +25,14 @@ import (
 // cluster-inventory-api's): entries the mirror and the direct entry wrote
 // before the switch and no longer want are removed; another writer's stay.
 //
-// Known bug, so skipped unless RELIABILITY_KNOWN_BUGS is set: it fails about
-// two runs in three since every profile carries the standard properties.
-// Seen when it fails: the other writer's property and condition are gone,
-// and the mirror's stale property and the withdrawn direct entry stay.
-// Suspected: the mirror's first write after the switch is a plain apply
-// (the cluster change has not reached it yet), which takes the property
-// list over from the other writer's atomic-era Update entry, after which
-// legacyCleanup no longer sees an Update entry of its own.
+// The order that lost entries (two runs in three, before the fix): the
+// other writer's merge patch takes every atomic list from the direct
+// writer's Update entry, which the API server then drops, so nothing showed
+// that its entry was written before the switch; and the mirror's first apply
+// reached the API server before it had loaded the new CRD, which merged the
+// lists atomically and dropped the other writer's property and condition.
+// profilewrite's TestPlanAfterTheSwitchToListMaps plans that order.
 func TestTheCRDSwitchesFromAtomicListsToListMaps(t *testing.T) {
-	if os.Getenv("RELIABILITY_KNOWN_BUGS") == "" {
-		t.Skip("known bug: the order-dependent loss after a CRD switch (see the comment); RELIABILITY_KNOWN_BUGS=1 runs it")
-	}
 	old, err := framework.Start(framework.Options{AtomicClusterProfileCRD: true})
 	if err != nil {
 		t.Fatal(err)

@@ -77,6 +77,28 @@ func (o Ownership) union(other Ownership) Ownership {
 	}
 }
 
+// without is o less the status entries want holds.
+func (o Ownership) without(want StatusApply) Ownership {
+	out := newOwnership()
+	out.Version = o.Version && want.Version == ""
+	out.Conditions = o.Conditions.Difference(conditionTypes(want.Conditions))
+	out.Properties = o.Properties.Difference(propertyNames(want.Properties))
+	out.AccessProviders = o.AccessProviders.Difference(accessProviderNames(want.AccessProviders))
+	return out
+}
+
+// empty tells whether o holds no status entry.
+func (o Ownership) empty() bool {
+	return !o.Version && o.ownsNoListEntries()
+}
+
+// ownsNoListEntries tells whether o holds no entry of a status list. An
+// apply the API server merged as list-maps owns its entries by key; one it
+// merged atomically owns whole lists, read as no entries.
+func (o Ownership) ownsNoListEntries() bool {
+	return o.Conditions.Len() == 0 && o.Properties.Len() == 0 && o.AccessProviders.Len() == 0
+}
+
 // entryOwnership reads one entry of the main resource or of status.
 func entryOwnership(entry metav1.ManagedFieldsEntry) (Ownership, error) {
 	own := newOwnership()

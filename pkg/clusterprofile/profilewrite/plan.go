@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,9 +55,22 @@ type Write struct {
 // StatusWrite is one writer's status write: a Server-Side Apply of its share
 // on list-map CRDs or, on CRDs with atomic status lists, the whole status
 // with its share merged in (Merged), to be written under optimistic lock.
+//
+// On a CRD switched from atomic lists to list-maps, a profile may still hold
+// what the writer wrote before the switch (see Writer.beforeSwitch): then
+// Merged, when set, removes the entries of those it no longer wants, and
+// AlsoApply sends Apply after it, taking over the ones it still wants.
 type StatusWrite struct {
-	Apply  StatusApply
-	Merged *cpv1alpha1.ClusterProfileStatus
+	Apply     StatusApply
+	Merged    *cpv1alpha1.ClusterProfileStatus
+	AlsoApply bool
+	// Guard, when set, has the apply sent first as a dry run, and for real
+	// only if the dry run removes no entry outside Guard (see
+	// ApplyKeepsOthers). The API server switches to a new CRD's schema a
+	// moment after the CRD is stored, and the writer's cache can see the
+	// new CRD first; an apply the server still merges atomically replaces
+	// each list it sends, every other writer's entries with it.
+	Guard *Ownership
 }
 
 // Plan returns the write that brings current (nil when the profile does not
@@ -80,14 +94,10 @@ func Plan(current *cpv1alpha1.ClusterProfile, desire Desire, listMaps bool, w Wr
 	if meta != nil && !MetaUpToDate(current, *meta, own) {
 		write.Meta = meta
 	}
-	if !listMaps {
-		own = w.atomicOwnership(current, desire.Status)
-	}
-	write.Status = planStatus(current, desire.Status, listMaps, own)
 	if listMaps {
-		if cleanup := w.legacyCleanup(current, desire.Status); cleanup != nil {
-			write.Status = cleanup // it writes the wanted entries too
-		}
+		write.Status = w.planListMapStatus(current, desire.Status, own)
+	} else {
+		write.Status = planStatus(current, desire.Status, false, w.atomicOwnership(current, desire.Status))
 	}
 	if write.Meta == nil && write.Status == nil {
 		return nil, nil
@@ -97,12 +107,18 @@ func Plan(current *cpv1alpha1.ClusterProfile, desire Desire, listMaps bool, w Wr
 }
 
 // Carries tells whether p holds anything of the writer's status. On
-// list-map CRDs managedFields says so; on atomic ones, whoever wrote a list
-// last owns all of it, so the writer's entries are recognised by their keys.
+// list-map CRDs managedFields says so, and so do the writer's keys where
+// this project merged the status while the lists were atomic; on atomic
+// ones, whoever wrote a list last owns all of it, so the writer's entries
+// are recognised by their keys.
 func (w Writer) Carries(p *cpv1alpha1.ClusterProfile, listMaps bool) bool {
-	if listMaps {
+	if listMaps && !w.mergedBeforeSwitch(p) {
 		return WrittenBy(p, w.FieldManager, "status")
 	}
+	if listMaps && WrittenBy(p, w.FieldManager, "status") {
+		return true
+	}
+	// Written while the lists were atomic (see beforeSwitch), or atomic now.
 	for _, ap := range p.Status.AccessProviders {
 		if slices.Contains(w.AccessProviders, ap.Name) {
 			return true
@@ -187,42 +203,106 @@ func (w Writer) atomicOwnership(current *cpv1alpha1.ClusterProfile, want StatusA
 	}
 }
 
-// legacyCleanup removes, on a list-map CRD, the writer's entries it wrote
-// while the CRD's status lists were atomic and no longer wants. Those
-// writes were merge patches, so its Update entry in managedFields owns them,
-// not an Apply entry: an apply never removes them, and OwnershipOf (which
-// reads Apply entries) does not see them. While such an Update entry is
-// there, the writer's entries are known by their keys, as on atomic CRDs,
-// and one no longer wanted is removed by writing the merged status under
-// optimistic lock, keeping every other writer's entries. Nil when there is
-// nothing to remove.
-func (w Writer) legacyCleanup(current *cpv1alpha1.ClusterProfile, want StatusApply) *StatusWrite {
-	if !w.wroteStatusByUpdate(current) {
+// planListMapStatus is planStatus on a list-map CRD for a profile that may
+// still hold what the writer wrote before the CRD was switched from atomic
+// lists: those entries no apply of the writer owns, so an apply would never
+// remove them. The ones it no longer wants are removed by key with a merged
+// write, which keeps every other writer's entries whatever schema the API
+// server applies; the apply then takes over the ones it still wants.
+func (w Writer) planListMapStatus(current *cpv1alpha1.ClusterProfile, want StatusApply, own Ownership) *StatusWrite {
+	before := w.beforeSwitch(current, own)
+	write := &StatusWrite{Apply: want}
+	apply := !StatusUpToDate(current, want, own)
+	if unwanted := before.without(want); !unwanted.empty() {
+		merged := MergeStatus(current.Status, StatusApply{}, unwanted)
+		write.Merged, write.AlsoApply = &merged, apply
+	} else if !apply {
 		return nil
 	}
-	merged := MergeStatus(current.Status, want, w.atomicOwnership(current, want))
-	if !dropsEntries(current.Status, merged) {
-		return nil
+	if apply && own.ownsNoListEntries() && (!before.empty() || w.mergedBeforeSwitch(current)) &&
+		atomicApplyDrops(current.Status, want) {
+		write.Guard = &own
 	}
-	return &StatusWrite{Apply: want, Merged: &merged}
+	return write
 }
 
-func (w Writer) wroteStatusByUpdate(p *cpv1alpha1.ClusterProfile) bool {
+// beforeSwitch are, on a list-map CRD, the entries of current that are the
+// writer's as on atomic CRDs and that no apply of the writer owns: written
+// by merge patch while the lists were atomic. The property names it recorded
+// count while its own apply set the record (anyone may write an
+// annotation); its condition types, entry names and version count where
+// this project merged the status before (see mergedBeforeSwitch), not only
+// where the writer's own Update entry is left.
+func (w Writer) beforeSwitch(current *cpv1alpha1.ClusterProfile, own Ownership) Ownership {
+	out := newOwnership()
+	st := current.Status
+	recorded := sets.New[string]()
+	if w.PropertiesAnnotation != "" && own.Annotations.Has(w.PropertiesAnnotation) {
+		recorded = w.recorded(current)
+	}
+	for _, p := range st.Properties {
+		if recorded.Has(p.Name) && !own.Properties.Has(p.Name) {
+			out.Properties.Insert(p.Name)
+		}
+	}
+	if !w.mergedBeforeSwitch(current) {
+		return out // the fixed keys alone prove nothing on a CRD that was never atomic
+	}
+	out.Version = w.Version && st.Version.Kubernetes != "" && !own.Version
+	for _, c := range st.Conditions {
+		if slices.Contains(w.ConditionTypes, c.Type) && !own.Conditions.Has(c.Type) {
+			out.Conditions.Insert(c.Type)
+		}
+	}
+	for _, ap := range st.AccessProviders {
+		if slices.Contains(w.AccessProviders, ap.Name) && !own.AccessProviders.Has(ap.Name) {
+			out.AccessProviders.Insert(ap.Name)
+		}
+	}
+	return out
+}
+
+// FieldManagerPrefix starts the field manager name of every writer in this
+// project (clusterprofile-mirror, clusterprofile-access-proxy, ...).
+const FieldManagerPrefix = "clusterprofile-"
+
+// mergedBeforeSwitch tells whether this project wrote p's status by merge
+// patch, as its writers do while the status lists are atomic: an Update
+// entry of the writer's or of another writer of the project. Another
+// writer's merge patch of a whole atomic list can leave the writer's own
+// entry owning nothing, and the API server then drops it; the entry of the
+// writer that first wrote the status (the mirror, on the profiles it
+// creates) keeps the status itself and stays.
+func (w Writer) mergedBeforeSwitch(p *cpv1alpha1.ClusterProfile) bool {
 	for _, entry := range p.GetManagedFields() {
-		if entry.Manager == w.FieldManager && entry.Subresource == "status" && entry.Operation == metav1.ManagedFieldsOperationUpdate {
+		if entry.Subresource == "status" && entry.Operation == metav1.ManagedFieldsOperationUpdate &&
+			(entry.Manager == w.FieldManager || strings.HasPrefix(entry.Manager, FieldManagerPrefix)) {
 			return true
 		}
 	}
 	return false
 }
 
-// dropsEntries tells whether merged lacks a condition, property or access
-// entry that current has.
-func dropsEntries(current, merged cpv1alpha1.ClusterProfileStatus) bool {
-	return !conditionTypes(merged.Conditions).IsSuperset(conditionTypes(current.Conditions)) ||
-		!propertyNames(merged.Properties).IsSuperset(propertyNames(current.Properties)) ||
-		!accessProviderNames(merged.AccessProviders).IsSuperset(accessProviderNames(current.AccessProviders)) ||
-		(current.Version.Kubernetes != "" && merged.Version.Kubernetes == "")
+// atomicApplyDrops tells whether applying want would remove an entry of
+// current if the API server merged the status lists atomically: an entry,
+// in a list the apply sends, that want does not hold.
+func atomicApplyDrops(current cpv1alpha1.ClusterProfileStatus, want StatusApply) bool {
+	// An empty share is sent as an empty condition list (see Body).
+	sendsConditions := len(want.Conditions) > 0 || want.Empty()
+	return (sendsConditions && !conditionTypes(want.Conditions).IsSuperset(conditionTypes(current.Conditions))) ||
+		(len(want.Properties) > 0 && !propertyNames(want.Properties).IsSuperset(propertyNames(current.Properties))) ||
+		(len(want.AccessProviders) > 0 &&
+			!accessProviderNames(want.AccessProviders).IsSuperset(accessProviderNames(current.AccessProviders)))
+}
+
+// ApplyKeepsOthers tells whether an apply that turned before into after
+// removed only entries in mayDrop (what the writer's apply owned): as the
+// API server applies list-maps. Merged atomically, it would have removed
+// every entry of a list it sent that it did not hold.
+func ApplyKeepsOthers(before, after cpv1alpha1.ClusterProfileStatus, mayDrop Ownership) bool {
+	return conditionTypes(after.Conditions).Union(mayDrop.Conditions).IsSuperset(conditionTypes(before.Conditions)) &&
+		propertyNames(after.Properties).Union(mayDrop.Properties).IsSuperset(propertyNames(before.Properties)) &&
+		accessProviderNames(after.AccessProviders).Union(mayDrop.AccessProviders).IsSuperset(accessProviderNames(before.AccessProviders))
 }
 
 // recorded are the property names the writer recorded on p as its own.

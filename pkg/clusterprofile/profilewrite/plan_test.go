@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
+	"k8s.io/utils/ptr"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 )
 
@@ -150,11 +151,15 @@ func TestCarries(t *testing.T) {
 		Conditions: []metav1.Condition{{Type: "ProxyAccess"}}}}
 	applyByProxy := &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{
 		entry("proxy", metav1.ManagedFieldsOperationApply, "status", `{"f:status":{}}`)}}}
+	switched := withEntry.DeepCopy()
+	switched.ManagedFields = []metav1.ManagedFieldsEntry{
+		entry("clusterprofile-mirror", metav1.ManagedFieldsOperationUpdate, "status", `{"f:status":{}}`)}
 	cases := map[string]struct {
 		p        *cpv1alpha1.ClusterProfile
 		listMaps bool
 		want     bool
 	}{
+		"list-maps: the entry by name where this project merged the status before the switch": {p: switched, listMaps: true, want: true},
 		"atomic: the entry by name":                 {p: withEntry, want: true},
 		"atomic: the condition by type":             {p: withCondition, want: true},
 		"atomic: nothing of its own":                {p: &cpv1alpha1.ClusterProfile{}, want: false},
@@ -223,9 +228,9 @@ func TestPlanRemovesWhatWasWrittenBeforeTheSwitchToListMaps(t *testing.T) {
 			want: &Write{Current: updated, Status: &StatusWrite{Apply: withdraw.Status,
 				Merged: &cpv1alpha1.ClusterProfileStatus{AccessProviders: []cpv1alpha1.AccessProvider{theirs}, Conditions: []metav1.Condition{}}}},
 		},
-		"written by merge patch before the switch, still wanted: applied to take ownership": {
+		"written by merge patch before the switch, still wanted: applied to take ownership, after a dry run": {
 			current: updated, desire: keep,
-			want: &Write{Current: updated, Status: &StatusWrite{Apply: keep.Status}},
+			want: &Write{Current: updated, Status: &StatusWrite{Apply: keep.Status, Guard: ptr.To(newOwnership())}},
 		},
 		"written by apply, withdrawn: nothing of the writer's is owned, nothing to do": {
 			current: profile(metav1.ManagedFieldsOperationApply), desire: withdraw,

@@ -28,12 +28,13 @@ func Apply(ctx context.Context, c client.Writer, obj client.Object, body any, fi
 }
 
 // ApplyStatus applies body to the status subresource of obj's object.
-func ApplyStatus(ctx context.Context, c client.StatusClient, obj client.Object, body any, fieldManager string) error {
+func ApplyStatus(ctx context.Context, c client.StatusClient, obj client.Object, body any, fieldManager string, opts ...client.SubResourcePatchOption) error {
 	patch, err := rawApply(body)
 	if err != nil {
 		return err
 	}
-	return c.Status().Patch(ctx, obj, patch, client.FieldOwner(fieldManager), client.ForceOwnership)
+	opts = append([]client.SubResourcePatchOption{client.FieldOwner(fieldManager), client.ForceOwnership}, opts...)
+	return c.Status().Patch(ctx, obj, patch, opts...)
 }
 
 func rawApply(body any) (client.Patch, error) {
