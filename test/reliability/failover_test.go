@@ -55,6 +55,7 @@ func TestLeaderFailoverMidConvergence(t *testing.T) {
 	if got := fleet.published(ctx); got == len(fleet.want().Profiles) {
 		t.Fatalf("manager-a converged before it was killed; the test needs a slower convergence")
 	}
+	t.Logf("another writer added its entry and property to %d profiles", fleet.addForeignEntries(ctx, t))
 
 	takeover := killLeader(ctx, t, a, leader)
 	fleet.expectExactWorld(t, ctx)
