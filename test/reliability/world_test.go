@@ -54,11 +54,19 @@ type testFleet struct {
 	foreign map[string]bool
 }
 
+// fleetRuns counts the fleets made with each prefix in this process: a
+// test run again (-count) gets fresh names, as namespaces outlive a test on
+// a control plane without a namespace controller.
+var fleetRuns = map[string]int{}
+
 // createFleet publishes n clusters named <prefix>-cNN into namespaces
-// <prefix>-a and <prefix>-b.
+// <prefix>-a and <prefix>-b (<prefix><run> from a test's second run on).
 func createFleet(ctx context.Context, t *testing.T, prefix string, n int) testFleet {
 	t.Helper()
 	c := env.Client
+	if fleetRuns[prefix]++; fleetRuns[prefix] > 1 {
+		prefix = fmt.Sprintf("%s%d", prefix, fleetRuns[prefix])
+	}
 	ensureClusterProxy(ctx, t)
 	f := testFleet{prefix: prefix, namespaces: []string{prefix + "-a", prefix + "-b"}, tokenPrefix: "token-of-", foreign: map[string]bool{}}
 	framework.CreateClusterSet(ctx, t, c, utiltesting.MakeClusterSet(prefix+"-set").Obj())
