@@ -2,67 +2,65 @@ package reliability_test
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 )
 
-// A manager killed between a new profile's create and its status write
-// leaves a profile with the mirror's metadata and no status. The next
-// manager completes it: one profile, whole status, nothing orphaned.
-func TestAProfileCreatedButNotYetWrittenIsCompleted(t *testing.T) {
-	ctx := framework.ContextFor(t)
-	c := env.Client
-	framework.CreateClusterSet(ctx, t, c, utiltesting.MakeClusterSet("between-set").Obj())
-	framework.CreateCluster(ctx, t, c, utiltesting.MakeManagedCluster("between-c1").ClusterSet("between-set").
-		Version("v1.31.0").Claim("region", "eu").Available(metav1.ConditionTrue).Joined().Obj())
-	framework.CreateNamespace(ctx, t, c, "between-ns")
-	framework.CreateBinding(ctx, t, c, utiltesting.MakeBinding("between-ns", "between-set").Bound(true).Obj())
-	labels := map[string]string{"x-k8s.io/cluster-manager": "open-cluster-management",
-		"open-cluster-management.io/cluster-name": "between-c1", "multicluster.x-k8s.io/clusterset": "between-set"}
-	createAsTheMirror(ctx, t, c, "between-ns", "between-c1", labels, nil)
+// SIGKILL between a new profile's create and its status write, for real:
+// the manager (all writers on) runs behind a proxy that kills it once the
+// API server has answered the first create of a profile, before the answer
+// reaches it. The profile is left with the mirror's metadata and without
+// its status; a restarted manager completes it: the exact world, every
+// profile whole, no entry or copy orphaned.
+func TestKilledBetweenCreateAndStatus(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	fleet := createFleet(ctx, t, "between", 3)
+	proxy := startKillingProxy(t, env, profileCreated)
+	proxy.arm(startManagerProcess(t, "manager", bundleGates, "--kubeconfig="+proxy.kubeconfig))
+	key := proxy.waitKilled(t, 60*time.Second)
+	killed := time.Now()
 
-	framework.StartManager(t, env, framework.ManagerOptions{})
-	key := types.NamespacedName{Namespace: "between-ns", Name: "between-c1"}
-	expectStatus(t, ctx, c, key, statusView{Properties: append(standardProperties("between-c1", "between-set"), "region=eu"),
-		Conditions: []string{"ControlPlaneHealthy", "Joined"}})
-	expectProfile(t, ctx, "between-ns", "between-c1", profileView{Labels: labels, DisplayName: "between-c1",
-		Manager: "open-cluster-management", Properties: 3})
+	ns, name, _ := strings.Cut(key, "/")
+	left := &cpv1alpha1.ClusterProfile{}
+	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, left); err != nil {
+		t.Fatalf("reading %s, created just before the kill: %v", key, err)
+	}
+	if profilewrite.WrittenBy(left, mirror.FieldManager, "status") || left.Status.Version.Kubernetes != "" {
+		t.Fatalf("the mirror's status write of %s went out before the kill; left: %s", key, describeProfile(left))
+	}
+	t.Logf("killed once the create of %s was answered; left without the mirror's status: %s", key, describeProfile(left))
+
+	startManagerProcess(t, "manager-2", bundleGates)
+	fleet.expectExactWorld(t, ctx)
+	t.Logf("FIGURE SIGKILL between a profile's create and its status write: exact world %s after the kill (restart included)",
+		time.Since(killed).Round(100*time.Millisecond))
 }
 
-// createAsTheMirror writes a profile's metadata and spec as the mirror's
-// metadata apply does (creating it when missing), under its field manager.
-func createAsTheMirror(ctx context.Context, t *testing.T, c client.Client, namespace, name string, labels, annotations map[string]string) {
-	t.Helper()
-	p := &cpv1alpha1.ClusterProfile{
-		TypeMeta:   metav1.TypeMeta{APIVersion: cpv1alpha1.GroupVersion.String(), Kind: "ClusterProfile"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: labels, Annotations: annotations},
-		Spec: cpv1alpha1.ClusterProfileSpec{DisplayName: name,
-			ClusterManager: cpv1alpha1.ClusterManager{Name: "open-cluster-management"}},
-	}
-	//lint:ignore SA1019 an apply patch of a typed object is how the mirror's first write looks on the wire
-	if err := c.Patch(ctx, p, client.Apply, client.FieldOwner(clusterprofile.MirrorFieldManager), client.ForceOwnership); err != nil {
-		t.Fatalf("creating %s/%s as the mirror's first write: %v", namespace, name, err)
-	}
-}
-
-// On an atomic-list CRD the mirror records a new property's name as its
-// own (annotation), writes the status, then records the exact names. A
-// manager killed between the status write and the exact record leaves the
-// name recorded with the old ones; when the claim then goes, the next
-// manager removes the property and trims the record, keeping other
-// writers' properties. (Recorded after the status instead, as before, a
-// kill there left a property no writer owned, never removed.)
-func TestAPropertyWrittenButNotYetRecordedIsNotOrphaned(t *testing.T) {
+// On an atomic-list CRD the mirror records the property names it owns in an
+// annotation (managedFields cannot tell writers' entries apart there). Here
+// the manager is killed for real once the API server has answered the
+// status write that swaps the region claim's property for the zone claim's,
+// before the manager writes anything after it; then the zone claim goes
+// too, while no manager runs. The restarted manager must still know the
+// zone property as its own and remove it, keep another writer's property,
+// and leave a record of exactly its names: no property orphaned. (Had the
+// mirror recorded a new name only after the status write, the kill would
+// leave zone unrecorded, and nobody would ever remove it.)
+func TestKilledBetweenStatusAndOwnershipRecord(t *testing.T) {
 	atomic, err := framework.Start(framework.Options{AtomicClusterProfileCRD: true})
 	if err != nil {
 		t.Fatal(err)
@@ -75,29 +73,64 @@ func TestAPropertyWrittenButNotYetRecordedIsNotOrphaned(t *testing.T) {
 		Claim("region", "eu").Obj())
 	framework.CreateNamespace(ctx, t, c, "record-ns")
 	framework.CreateBinding(ctx, t, c, utiltesting.MakeBinding("record-ns", "record-set").Bound(true).Obj())
-	stop := framework.StartManager(t, atomic, framework.ManagerOptions{})
+	const mirrorOnly = "--feature-gates=ClusterProfile=true"
 	key := types.NamespacedName{Namespace: "record-ns", Name: "record-c1"}
-	expectStatus(t, ctx, c, key, statusView{Properties: append(standardProperties("record-c1", "record-set"), "region=eu")})
-	stop()
+	first := startManagerProcessOn(t, atomic, "manager", mirrorOnly)
+	expectRecorded(t, ctx, atomic, key, []string{"region=eu"}, `"region"`)
+	first.kill()
 
-	// What the killed manager left: the zone claim's name recorded with
-	// region's, its property written by the mirror's merge patch; and
-	// another writer's property.
-	labels := map[string]string{"x-k8s.io/cluster-manager": "open-cluster-management",
-		"open-cluster-management.io/cluster-name": "record-c1", "multicluster.x-k8s.io/clusterset": "record-set"}
-	createAsTheMirror(ctx, t, c, "record-ns", "record-c1", labels, map[string]string{mirror.AnnotationMirroredProperties: `["region","zone"]`})
-	retryStatusAs(ctx, t, c, key, clusterprofile.MirrorFieldManager, func(p *cpv1alpha1.ClusterProfile) {
-		p.Status.Properties = append(p.Status.Properties, cpv1alpha1.Property{Name: "zone", Value: "a"})
-	})
 	retryStatus(ctx, t, c, key, func(p *cpv1alpha1.ClusterProfile) {
 		p.Status.Properties = append(p.Status.Properties, cpv1alpha1.Property{Name: "cost-center", Value: "42"})
 	})
-	// The zone claim is gone by the time the next manager starts.
-	framework.StartManager(t, atomic, framework.ManagerOptions{})
-	expectStatus(t, ctx, c, key, statusView{Properties: append(standardProperties("record-c1", "record-set"), "cost-center=42", "region=eu")})
+	setClaims(ctx, t, atomic, "record-c1", clusterv1.ManagedClusterClaim{Name: "zone", Value: "a"})
+	proxy := startKillingProxy(t, atomic, statusWritten(key.String()))
+	proxy.arm(startManagerProcessOn(t, atomic, "manager-2", mirrorOnly, "--kubeconfig="+proxy.kubeconfig))
+	proxy.waitKilled(t, 60*time.Second)
+	killed := time.Now()
+	left := &cpv1alpha1.ClusterProfile{}
+	if err := c.Get(ctx, key, left); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("killed once the status write of %s was answered; left: properties %v, record %s", key,
+		statusOf(left).Properties, left.Annotations[mirror.AnnotationMirroredProperties])
+	wantLeft := append(standardProperties(key.Name, "record-set"), "cost-center=42", "zone=a")
+	if diff := cmp.Diff(wantLeft, statusOf(left).Properties); diff != "" {
+		t.Fatalf("the kill did not follow the status write that swaps region for zone (-want +got):\n%s", diff)
+	}
+
+	setClaims(ctx, t, atomic, "record-c1")
+	startManagerProcessOn(t, atomic, "manager-3", mirrorOnly)
+	expectRecorded(t, ctx, atomic, key, []string{"cost-center=42"}, "")
+	t.Logf("FIGURE SIGKILL between a status write and the ownership record (atomic-list CRD): exact profile %s after the kill (claim change and restart included)",
+		time.Since(killed).Round(100*time.Millisecond))
+}
+
+// expectRecorded waits until the profile holds exactly the well-known
+// properties, extra, and the mirror's record of the well-known names and
+// recorded (a JSON list tail, "" for none).
+func expectRecorded(t *testing.T, ctx context.Context, e *framework.Env, key types.NamespacedName, extra []string, recorded string) {
+	t.Helper()
+	expectStatus(t, ctx, e.Client, key, statusView{Properties: append(standardProperties(key.Name, "record-set"), extra...)})
 	NewWithT(t).Eventually(func(g Gomega) map[string]string {
 		p := &cpv1alpha1.ClusterProfile{}
-		g.Expect(c.Get(ctx, key, p)).To(Succeed())
+		g.Expect(e.Client.Get(ctx, key, p)).To(Succeed())
 		return p.Annotations
-	}, framework.Timeout, framework.Interval).Should(Equal(map[string]string{mirror.AnnotationMirroredProperties: `["cluster.clusterset.k8s.io","clusterset.k8s.io","region"]`}))
+	}, framework.Timeout, framework.Interval).Should(Equal(recordOf(recorded)))
+}
+
+// recordOf is the profile's annotations when the mirror records the
+// well-known property names and recorded (a JSON list tail).
+func recordOf(recorded string) map[string]string {
+	names := `"cluster.clusterset.k8s.io","clusterset.k8s.io"`
+	if recorded != "" {
+		names += "," + recorded
+	}
+	return map[string]string{mirror.AnnotationMirroredProperties: "[" + names + "]"}
+}
+
+// setClaims replaces the cluster's claims, as its klusterlet reports them.
+func setClaims(ctx context.Context, t *testing.T, e *framework.Env, cluster string, claims ...clusterv1.ManagedClusterClaim) {
+	t.Helper()
+	mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}}
+	framework.UpdateStatus(ctx, t, e.Client, mc, func(m *clusterv1.ManagedCluster) { m.Status.ClusterClaims = claims })
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
@@ -36,6 +37,8 @@ func TestLeaderFailoverMidConvergence(t *testing.T) {
 	defer cancel()
 	fleet := createFleet(ctx, t, "fo", 40)
 	slow := append([]string{bundleGates, "--kube-api-qps=15", "--kube-api-burst=15"}, fastLease...)
+	// A Lease an earlier run (-count) left names a holder that is gone.
+	_ = env.Client.Delete(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: leaseName}})
 	a := startManagerProcess(t, "manager-a", slow...)
 	if !waitFor(ctx, 30*time.Second, func() bool { return leaseHolder(ctx) != "" }) {
 		t.Fatal("manager-a never took the Lease")
@@ -55,6 +58,7 @@ func TestLeaderFailoverMidConvergence(t *testing.T) {
 	if got := fleet.published(ctx); got == len(fleet.want().Profiles) {
 		t.Fatalf("manager-a converged before it was killed; the test needs a slower convergence")
 	}
+	t.Logf("another writer added its entry and property to %d profiles", fleet.addForeignEntries(ctx, t))
 
 	takeover := killLeader(ctx, t, a, leader)
 	fleet.expectExactWorld(t, ctx)

@@ -9,8 +9,11 @@ import (
 )
 
 // SIGKILL in the middle of convergence, five times in a row, with the
-// mirror, the direct entry and the token syncer all writing; each restart
-// picks up where the world is, and the last one ends in the exact world.
+// mirror, the cluster-proxy and direct entries and the token syncer all
+// writing, and another writer adding its own entry and property to the
+// profiles published by the second kill; each restart picks up where the
+// world is, and the last one ends in the exact world: every profile
+// complete with both entries once each, the other writer's share kept.
 func TestKilledFiveTimesDuringConvergence(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -26,6 +29,9 @@ func TestKilledFiveTimesDuringConvergence(t *testing.T) {
 		m.kill()
 		lastKill = time.Now()
 		t.Logf("round %d: killed with %d of %d profiles published", round, fleet.published(ctx), total)
+		if round == 2 {
+			t.Logf("another writer added its entry and property to %d profiles", fleet.addForeignEntries(ctx, t))
+		}
 	}
 	startManagerProcess(t, "manager", args...)
 	fleet.expectExactWorld(t, ctx)

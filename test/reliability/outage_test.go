@@ -127,9 +127,9 @@ func TestAPIServerOutageMidChange(t *testing.T) {
 		t.Fatalf("bringing the API server's address back: %v", err)
 	}
 	// Exactly the first namespace's share, and nothing left in the second.
+	unbound := testFleet{prefix: fleet.prefix, namespaces: fleet.namespaces[1:]}
 	fleet.namespaces = fleet.namespaces[:1]
 	fleet.expectExactWorld(t, ctx)
-	unbound := testFleet{prefix: fleet.prefix, namespaces: []string{"outage-b"}}
 	unbound.expectExactWorld(t, ctx)
 	t.Logf("FIGURE while the API server was down for 5 s: %d reconciles, %d reconcile errors, %d failed requests",
 		during.reconciles-before.reconciles, during.errors-before.errors, during.failedRequests-before.failedRequests)

@@ -34,13 +34,19 @@ type managerProcess struct {
 // metrics and probe addresses) until the test ends or it is stopped.
 func startManagerProcess(t *testing.T, name string, args ...string) *managerProcess {
 	t.Helper()
+	return startManagerProcessOn(t, env, name, args...)
+}
+
+// startManagerProcessOn is startManagerProcess against another control plane.
+func startManagerProcessOn(t *testing.T, e *framework.Env, name string, args ...string) *managerProcess {
+	t.Helper()
 	binary := filepath.Join(framework.RepoRoot(), "bin", "clusterprofile-manager")
 	if _, err := os.Stat(binary); err != nil {
 		t.Fatalf("%s not found: run `make build` first", binary)
 	}
 	dir := t.TempDir()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	raw, err := env.AdminKubeconfig()
+	raw, err := e.AdminKubeconfig()
 	if err == nil {
 		err = os.WriteFile(kubeconfig, raw, 0o600)
 	}
