@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,14 +54,7 @@ func newAPIRecorder(t testing.TB, user string) *apiRecorder {
 	t.Helper()
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-	transport, err := rest.TransportFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target, err := url.Parse(cfg.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
+	target, transport := framework.ProxyTo(t, cfg)
 	r := &apiRecorder{forbidden: map[string]bool{}}
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {

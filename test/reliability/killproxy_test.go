@@ -6,14 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
@@ -50,14 +48,7 @@ func startKillingProxy(t *testing.T, e *framework.Env, killAfter func(*http.Resp
 	if err != nil {
 		t.Fatal(err)
 	}
-	transport, err := rest.TransportFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target, err := url.Parse(cfg.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
+	target, transport := framework.ProxyTo(t, cfg)
 	p := &killingProxy{killAfter: killAfter, armed: make(chan struct{}), killed: make(chan string, 1)}
 	server := httptest.NewTLSServer(&httputil.ReverseProxy{
 		Rewrite:        func(r *httputil.ProxyRequest) { r.SetURL(target) },

@@ -50,12 +50,7 @@ func applied(version string) *cpv1alpha1.ClusterProfile {
 func TestPlanOnListMaps(t *testing.T) {
 	desire := mirrorDesire("v1.31.0")
 	statusApply := func(d Desire) *StatusWrite { return &StatusWrite{Apply: d.Status} }
-	cases := map[string]struct {
-		current *cpv1alpha1.ClusterProfile
-		desire  Desire
-		writer  Writer
-		want    *Write
-	}{
+	cases := map[string]planCase{
 		"a missing profile is created with its status": {
 			desire: desire, writer: mirror,
 			want: &Write{Meta: desire.Meta, Status: statusApply(desire)},
@@ -87,6 +82,18 @@ func TestPlanOnListMaps(t *testing.T) {
 			current: applied("v1.31.0"), desire: Desire{Status: StatusApply{NamespacedName: key}}, writer: proxy,
 		},
 	}
+	runPlanCases(t, cases)
+}
+
+// planCase is one row of a table of Plans on a list-map CRD.
+type planCase struct {
+	current *cpv1alpha1.ClusterProfile
+	desire  Desire
+	writer  Writer
+	want    *Write
+}
+
+func runPlanCases(t *testing.T, cases map[string]planCase) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got, err := Plan(tc.current, tc.desire, true, tc.writer)
@@ -94,7 +101,7 @@ func TestPlanOnListMaps(t *testing.T) {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("plan (-want +got):\n%s", diff)
+				t.Errorf("write (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -3,7 +3,6 @@ package profilewrite
 import (
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
@@ -71,12 +70,7 @@ func TestPlanAfterTheSwitchToListMaps(t *testing.T) {
 		`{"f:status":{"f:conditions":{"k:{\"type\":\"Joined\"}":{".":{},"f:type":{}}},"f:properties":{"k:{\"name\":\"region\"}":{".":{},"f:name":{}},"k:{\"name\":\"zone\"}":{".":{},"f:name":{}}}}}`))
 	neverAtomic := switchedProfile()
 	neverAtomic.ManagedFields = nil
-	cases := map[string]struct {
-		current *cpv1alpha1.ClusterProfile
-		desire  Desire
-		writer  Writer
-		want    *Write
-	}{
+	cases := map[string]planCase{
 		// The API server may still merge the lists atomically for a moment:
 		// the apply is tried first, so it cannot take the other writer's
 		// property and condition with it.
@@ -114,17 +108,7 @@ func TestPlanAfterTheSwitchToListMaps(t *testing.T) {
 			current: neverAtomic, desire: withdraw, writer: switchDirect,
 		},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got, err := Plan(tc.current, tc.desire, true, tc.writer)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("write (-want +got):\n%s", diff)
-			}
-		})
-	}
+	runPlanCases(t, cases)
 }
 
 func TestApplyKeepsOthers(t *testing.T) {

@@ -2,9 +2,13 @@ package framework
 
 import (
 	"context"
+	"net/http"
+	"net/url"
 	"sort"
+	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
 
 	eventsv1 "k8s.io/api/events/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,4 +44,19 @@ func SecretNamespaces(ctx context.Context, c client.Reader, name string) ([]stri
 	}
 	sort.Strings(found)
 	return found, nil
+}
+
+// ProxyTo is what a test's reverse proxy in front of cfg's API server
+// needs: the server's URL and a transport that authenticates as cfg does.
+func ProxyTo(t testing.TB, cfg *rest.Config) (*url.URL, http.RoundTripper) {
+	t.Helper()
+	transport, err := rest.TransportFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := url.Parse(cfg.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return target, transport
 }
