@@ -153,13 +153,22 @@ func (w *Writer) writeStatus(ctx context.Context, current *cpv1alpha1.ClusterPro
 			return nil, err
 		}
 	}
-	body, err := s.Apply.Body()
+	p, err := w.applyStatus(ctx, s.Apply)
+	if p == nil {
+		return nil, err // nothing sent
+	}
+	return w.wrote(p, metrics.OpStatus, err, "applying status of ClusterProfile "+s.Apply.NamespacedName.String())
+}
+
+// applyStatus sends the writer's status apply; the returned profile holds
+// the API server's answer, and is nil when the apply could not be built.
+func (w *Writer) applyStatus(ctx context.Context, apply profilewrite.StatusApply, opts ...client.SubResourcePatchOption) (*cpv1alpha1.ClusterProfile, error) {
+	body, err := apply.Body()
 	if err != nil {
 		return nil, err
 	}
-	p := &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Namespace: s.Apply.Namespace, Name: s.Apply.Name}}
-	err = ssa.ApplyStatus(ctx, w.client, p, json.RawMessage(body), w.identity.FieldManager)
-	return w.wrote(p, metrics.OpStatus, err, "applying status of ClusterProfile "+s.Apply.NamespacedName.String())
+	p := &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Namespace: apply.Namespace, Name: apply.Name}}
+	return p, ssa.ApplyStatus(ctx, w.client, p, json.RawMessage(body), w.identity.FieldManager, opts...)
 }
 
 // mergeStatus writes status as the whole of current's, under optimistic lock.
@@ -176,12 +185,8 @@ func (w *Writer) mergeStatus(ctx context.Context, current *cpv1alpha1.ClusterPro
 // list-maps, the server may still merge the lists atomically. The caller's
 // retry comes back once it has caught up.
 func (w *Writer) tryApply(ctx context.Context, current *cpv1alpha1.ClusterProfile, s profilewrite.StatusWrite) error {
-	body, err := s.Apply.Body()
+	p, err := w.applyStatus(ctx, s.Apply, client.DryRunAll)
 	if err != nil {
-		return err
-	}
-	p := &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Namespace: s.Apply.Namespace, Name: s.Apply.Name}}
-	if err := ssa.ApplyStatus(ctx, w.client, p, json.RawMessage(body), w.identity.FieldManager, client.DryRunAll); err != nil {
 		return fmt.Errorf("trying the status apply of ClusterProfile %s: %w", s.Apply.NamespacedName, err)
 	}
 	if !profilewrite.ApplyKeepsOthers(current.Status, p.Status, *s.Guard) {
