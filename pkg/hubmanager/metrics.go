@@ -10,10 +10,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/component-base/featuregate"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/metricsauth"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
@@ -33,7 +33,7 @@ func metricsOptions(opts Options) metricsserver.Options {
 	return metricsserver.Options{
 		BindAddress:    opts.MetricsAddr,
 		SecureServing:  true,
-		FilterProvider: filters.WithAuthenticationAndAuthorization,
+		FilterProvider: metricsauth.WithAuthenticationAndAuthorization,
 		CertDir:        opts.MetricsCertDir,
 		TLSOpts:        []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }},
 	}
