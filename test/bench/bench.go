@@ -44,7 +44,17 @@ type bench struct {
 	copies       *copyObserver // nil without the syncer
 	stopObserver context.CancelFunc
 	manager      *managerProcess
-	managers     int // started so far, to name their logs
+	managers     int    // started so far, to name their logs
+	phase        string // the phase running now
+}
+
+// enterPhase tells the running manager, if any, that name begins, so
+// that its memory is reported by phase; managers started later begin in it.
+func (b *bench) enterPhase(name string) {
+	b.phase = name
+	if b.manager != nil {
+		b.manager.enterPhase(name)
+	}
 }
 
 func newBench(cfg config) *bench {
@@ -170,6 +180,7 @@ func (b *bench) startManager(name string) (*managerProcess, error) {
 		return nil, err
 	}
 	b.manager = m
+	m.enterPhase(b.phase)
 	b.progress.logf("started manager %q (pid %d, metrics %s, log %s)", name, m.pid(), m.metricsURL, m.logPath)
 	return m, nil
 }

@@ -225,6 +225,7 @@ func run(ctx context.Context, cfg config) (res *results, err error) {
 	phases := b.phases()
 	for _, phase := range phases {
 		b.progress.logf("== %s", phase.name)
+		b.enterPhase(phase.name)
 		if err := phase.run(ctx); err != nil {
 			// Say why the run was cut short (signal or -timeout) when the
 			// phase only saw "context canceled".

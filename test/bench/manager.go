@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -54,6 +55,16 @@ type managerProcess struct {
 	peakAnon uint64 // the highest RssAnon sampled
 	peakHeap float64
 	last     metricSet // the latest scrape, for progress lines
+	// phases holds the highest RSS sampled in each phase of the run the
+	// process lived through, in order; the last is the current one.
+	phases []phasePeak
+}
+
+// phasePeak is the highest RSS sampled while a phase ran: where in a run
+// the process's peak (VmHWM, which has no time) came from.
+type phasePeak struct {
+	Phase      string  `json:"phase"`
+	PeakRSSMiB float64 `json:"peakRSSMiB"`
 }
 
 // startManager starts the binary with the flags production uses, its output
@@ -247,15 +258,28 @@ func (m *managerProcess) sampleMemory() {
 }
 
 // sampleRSS reads the kernel's high-water mark of the process's RSS, and its
-// anonymous memory now.
+// RSS and anonymous memory now.
 func (m *managerProcess) sampleRSS() {
-	peak, anon, err := rssBytes(m.pid())
+	peak, current, anon, err := rssBytes(m.pid())
 	if err != nil {
 		return // exited, or not Linux
 	}
 	m.mu.Lock()
 	m.peakRSS, m.peakAnon = max(m.peakRSS, peak), max(m.peakAnon, anon)
+	if n := len(m.phases); n > 0 {
+		m.phases[n-1].PeakRSSMiB = max(m.phases[n-1].PeakRSSMiB, float64(current)/(1<<20))
+	}
 	m.mu.Unlock()
+}
+
+// enterPhase closes the current phase with a last sample and starts
+// recording the next.
+func (m *managerProcess) enterPhase(name string) {
+	m.sampleRSS()
+	m.mu.Lock()
+	m.phases = append(m.phases, phasePeak{Phase: name})
+	m.mu.Unlock()
+	m.sampleRSS()
 }
 
 // memory is what the manager used at its peak.
@@ -267,6 +291,7 @@ func (m *managerProcess) memory() processMemory {
 		PeakRSSMiB:  float64(m.peakRSS) / (1 << 20),
 		PeakAnonMiB: float64(m.peakAnon) / (1 << 20),
 		PeakHeapMiB: m.peakHeap / (1 << 20),
+		Phases:      slices.Clone(m.phases),
 	}
 }
 

@@ -18,15 +18,15 @@ func managerSysProcAttr() *syscall.SysProcAttr {
 }
 
 // rssBytes reads, from /proc/<pid>/status, the peak resident set size
-// (VmHWM) and the anonymous part of the current one (RssAnon: the heap and
-// stacks, without the pages of the binary that are mapped from its file).
-func rssBytes(pid int) (peak, anon uint64, err error) {
+// (VmHWM), the current one (VmRSS) and its anonymous part (RssAnon: the heap
+// and stacks, without the pages of the binary that are mapped from its file).
+func rssBytes(pid int) (peak, current, anon uint64, err error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer func() { _ = f.Close() }()
-	fields := map[string]*uint64{"VmHWM:": &peak, "RssAnon:": &anon}
+	fields := map[string]*uint64{"VmHWM:": &peak, "VmRSS:": &current, "RssAnon:": &anon}
 	found := 0
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
@@ -37,16 +37,16 @@ func rssBytes(pid int) (peak, anon uint64, err error) {
 		}
 		kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 		if err != nil {
-			return 0, 0, fmt.Errorf("parsing %s of pid %d: %w", name, pid, err)
+			return 0, 0, 0, fmt.Errorf("parsing %s of pid %d: %w", name, pid, err)
 		}
 		*target = kb * 1024
 		found++
 	}
 	if err := sc.Err(); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	if found != len(fields) {
-		return 0, 0, fmt.Errorf("no VmHWM or RssAnon in /proc/%d/status", pid)
+		return 0, 0, 0, fmt.Errorf("no VmHWM, VmRSS or RssAnon in /proc/%d/status", pid)
 	}
-	return peak, anon, nil
+	return peak, current, anon, nil
 }

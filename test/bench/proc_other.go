@@ -15,6 +15,6 @@ func managerSysProcAttr() *syscall.SysProcAttr {
 }
 
 // rssBytes needs /proc; elsewhere memory is not reported.
-func rssBytes(int) (peak, anon uint64, err error) {
-	return 0, 0, errors.New("memory is only read on Linux")
+func rssBytes(int) (peak, current, anon uint64, err error) {
+	return 0, 0, 0, errors.New("memory is only read on Linux")
 }

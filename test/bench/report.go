@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/memlimit"
@@ -178,11 +179,13 @@ type processMemory struct {
 	PeakRSSMiB float64 `json:"peakRSSMiB"`
 	// PeakAnonMiB is the highest anonymous RSS sampled (every 500ms): RSS
 	// without the binary's pages mapped from its file.
-	PeakAnonMiB     float64 `json:"peakAnonMiB"`
-	PeakHeapMiB     float64 `json:"peakHeapMiB"`
-	ShutdownSeconds float64 `json:"shutdownSeconds"`
-	CleanExit       bool    `json:"cleanExit"`
-	ExitError       string  `json:"exitError,omitempty"`
+	PeakAnonMiB float64 `json:"peakAnonMiB"`
+	PeakHeapMiB float64 `json:"peakHeapMiB"`
+	// Phases is the highest RSS sampled in each phase (every 500ms).
+	Phases          []phasePeak `json:"phases,omitempty"`
+	ShutdownSeconds float64     `json:"shutdownSeconds"`
+	CleanExit       bool        `json:"cleanExit"`
+	ExitError       string      `json:"exitError,omitempty"`
 }
 
 func newResults(cfg config) *results {
@@ -384,11 +387,23 @@ func printMemory(t table, r *results) {
 					m.PeakHeapMiB, m.PeakHeapMiB*1024/float64(r.Profiles))
 			}
 			t.row(m.Process, line, "")
+			if len(m.Phases) > 1 {
+				t.row("", "by phase: "+phasePeaks(m.Phases), "")
+			}
 		}
 	}
 	if r.ManagerLogs != "" {
 		t.row("logs", r.ManagerLogs, "")
 	}
+}
+
+// phasePeaks lists the highest RSS sampled in each phase.
+func phasePeaks(phases []phasePeak) string {
+	parts := make([]string, len(phases))
+	for i, p := range phases {
+		parts[i] = fmt.Sprintf("%s %.0f", p.Phase, p.PeakRSSMiB)
+	}
+	return strings.Join(parts, ", ") + " MiB"
 }
 
 // verdict shows a target and whether it was met.

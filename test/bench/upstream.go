@@ -44,12 +44,15 @@ func (b *bench) upstream(ctx context.Context) error {
 	}
 	res := &upstreamResult{}
 	b.res.Upstream = res
+	p.enterPhase("cold convergence")
 	if err := b.upstreamCold(ctx, p, res, before); err != nil {
 		return err
 	}
+	p.enterPhase("propagation")
 	if res.Propagation, err = b.upstreamPropagation(ctx, p); err != nil {
 		return err
 	}
+	p.enterPhase("deletion")
 	if res.UnbindSeconds, err = b.unbind(ctx, p, b.world.namespaces[0]); err != nil {
 		return err
 	}
