@@ -8,10 +8,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/cachedobjects"
 )
 
 // ExpiringWithin is the horizon of the "expiring soon" count.
@@ -26,8 +27,9 @@ type tokenExpiry struct {
 	copies, earliest, soon *prometheus.Desc
 	now                    func() time.Time
 
-	mu     sync.Mutex
-	reader client.Reader
+	mu sync.Mutex
+	// cached lists the cached copies; nil before a syncer is set up.
+	cached func(context.Context) ([]any, error)
 }
 
 func newTokenExpiry(now func() time.Time) *tokenExpiry {
@@ -45,11 +47,14 @@ func newTokenExpiry(now func() time.Time) *tokenExpiry {
 
 var syncedTokenExpiry = newTokenExpiry(time.Now)
 
-// observeTokenExpiry makes the collector read the copies from reader; the
-// last syncer set up in a process wins (tests run several, one after another).
-func observeTokenExpiry(reader client.Reader) {
+// observeTokenExpiry makes the collector read the copies cache (which holds
+// copies only); the last syncer set up in a process wins (tests run
+// several, one after another).
+func observeTokenExpiry(copies cache.Informers) {
 	syncedTokenExpiry.mu.Lock()
-	syncedTokenExpiry.reader = reader
+	syncedTokenExpiry.cached = func(ctx context.Context) ([]any, error) {
+		return cachedobjects.List(ctx, copies, &corev1.Secret{})
+	}
 	syncedTokenExpiry.mu.Unlock()
 	metrics.RegisterCollector(syncedTokenExpiry)
 }
@@ -64,19 +69,19 @@ func (c *tokenExpiry) Describe(ch chan<- *prometheus.Desc) {
 // replica is not the leader): an absent series rather than a false zero.
 func (c *tokenExpiry) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
-	reader := c.reader
+	cached := c.cached
 	c.mu.Unlock()
-	if reader == nil {
+	if cached == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	list := &corev1.SecretList{}
-	if err := reader.List(ctx, list, client.MatchingLabelsSelector{Selector: syncedCopies()}, client.UnsafeDisableDeepCopy); err != nil {
+	copies, err := cached(ctx)
+	if err != nil {
 		ctrl.Log.WithName("metrics").V(4).Info("Not reporting token expiry", "error", err.Error())
 		return
 	}
-	s := summarizeExpiry(list.Items, c.now())
+	s := summarizeExpiry(copies, c.now())
 	ch <- prometheus.MustNewConstMetric(c.copies, prometheus.GaugeValue, float64(s.copies))
 	ch <- prometheus.MustNewConstMetric(c.soon, prometheus.GaugeValue, float64(s.expiringSoon))
 	if s.earliest != nil {
@@ -94,11 +99,17 @@ type expirySummary struct {
 }
 
 // summarizeExpiry reads each copy's expiry annotation (RFC 3339); a copy
-// without one, or with one that does not parse, counts only as a copy.
-func summarizeExpiry(copies []corev1.Secret, now time.Time) expirySummary {
-	s := expirySummary{copies: len(copies)}
-	for i := range copies {
-		value, ok := copies[i].Annotations[cpcreds.AnnotationTokenExpiration]
+// without one, or with one that does not parse, counts only as a copy. The
+// objects are the cache's own: read, never changed.
+func summarizeExpiry(copies []any, now time.Time) expirySummary {
+	var s expirySummary
+	for _, obj := range copies {
+		secret, ok := obj.(*corev1.Secret)
+		if _, labelled := secret.Labels[LabelSyncedFrom]; !ok || !labelled {
+			continue
+		}
+		s.copies++
+		value, ok := secret.Annotations[cpcreds.AnnotationTokenExpiration]
 		if !ok {
 			continue
 		}

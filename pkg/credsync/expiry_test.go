@@ -1,6 +1,7 @@
 package credsync
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -9,9 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 )
@@ -19,8 +18,8 @@ import (
 var scrapeTime = time.Date(2027, 1, 2, 3, 0, 0, 0, time.UTC)
 
 // tokenCopy is a synced copy whose expiry annotation is expires ("" for none).
-func tokenCopy(ns, name, expires string) corev1.Secret {
-	s := corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+func tokenCopy(ns, name, expires string) *corev1.Secret {
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
 		Labels: map[string]string{LabelSyncedFrom: name}}}
 	if expires != "" {
 		s.Annotations = map[string]string{cpcreds.AnnotationTokenExpiration: expires}
@@ -32,16 +31,16 @@ func inFromScrape(d time.Duration) string { return scrapeTime.Add(d).Format(time
 
 func TestSummarizeExpiry(t *testing.T) {
 	cases := map[string]struct {
-		copies []corev1.Secret
+		copies []any
 		want   expirySummary
 	}{
 		"no copies": {want: expirySummary{}},
 		"copies without an expiry count only as copies": {
-			copies: []corev1.Secret{tokenCopy("a", "c1-m", ""), tokenCopy("b", "c1-m", "not a time")},
+			copies: []any{tokenCopy("a", "c1-m", ""), tokenCopy("b", "c1-m", "not a time")},
 			want:   expirySummary{copies: 2},
 		},
 		"the earliest wins; within the hour counts, the boundary included": {
-			copies: []corev1.Secret{
+			copies: []any{
 				tokenCopy("a", "c1-m", inFromScrape(48*time.Hour)),
 				tokenCopy("b", "c1-m", inFromScrape(time.Hour)),
 				tokenCopy("c", "c2-m", inFromScrape(61*time.Minute)),
@@ -50,7 +49,7 @@ func TestSummarizeExpiry(t *testing.T) {
 			want: expirySummary{copies: 4, expiringSoon: 2, earliest: ptr.To(20 * time.Minute)},
 		},
 		"an expired copy is the earliest, negative, and expiring": {
-			copies: []corev1.Secret{tokenCopy("a", "c1-m", inFromScrape(-5*time.Minute)), tokenCopy("b", "c1-m", inFromScrape(24*time.Hour))},
+			copies: []any{tokenCopy("a", "c1-m", inFromScrape(-5*time.Minute)), tokenCopy("b", "c1-m", inFromScrape(24*time.Hour))},
 			want:   expirySummary{copies: 2, expiringSoon: 1, earliest: ptr.To(-5 * time.Minute)},
 		},
 	}
@@ -69,16 +68,12 @@ func TestSummarizeExpiry(t *testing.T) {
 func TestTokenExpiryCollector(t *testing.T) {
 	unlabelled := tokenCopy("a", "plain", inFromScrape(time.Minute))
 	unlabelled.Labels = nil
-	scheme := runtime.NewScheme()
-	if err := corev1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
 	cases := map[string]struct {
-		objects []corev1.Secret
+		objects []any
 		want    string
 	}{
 		"copies with expiries": {
-			objects: []corev1.Secret{tokenCopy("a", "c1-m", inFromScrape(30*time.Minute)), tokenCopy("b", "c1-m", inFromScrape(90*time.Minute)), unlabelled},
+			objects: []any{tokenCopy("a", "c1-m", inFromScrape(30*time.Minute)), tokenCopy("b", "c1-m", inFromScrape(90*time.Minute)), unlabelled},
 			want: `
 # HELP clusterprofile_synced_token_earliest_expiry_seconds Seconds until the earliest synced token copy expires (negative once expired); absent while no copy carries an expiry.
 # TYPE clusterprofile_synced_token_earliest_expiry_seconds gauge
@@ -104,12 +99,8 @@ clusterprofile_synced_tokens_expiring_within_hour 0
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			b := fake.NewClientBuilder().WithScheme(scheme)
-			for i := range tc.objects {
-				b = b.WithObjects(&tc.objects[i])
-			}
 			c := newTokenExpiry(func() time.Time { return scrapeTime })
-			c.reader = b.Build()
+			c.cached = func(context.Context) ([]any, error) { return tc.objects, nil }
 			if err := testutil.CollectAndCompare(c, strings.NewReader(tc.want)); err != nil {
 				t.Error(err)
 			}

@@ -3,14 +3,13 @@ package hubmanager
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/component-base/featuregate"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metricsauth"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/cachedobjects"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -69,20 +68,10 @@ func observeProfiles(c cache.Cache, managerName string) {
 	metrics.RegisterCollector(publishedProfiles)
 }
 
-// cachedProfiles lists the profiles in the informer's store itself: a
-// client List would copy every profile into a new slice on each scrape,
-// tens of megabytes on a large hub.
+// cachedProfiles lists the profiles in the informer's store itself.
 func cachedProfiles(c cache.Cache) func(context.Context) ([]any, error) {
 	return func(ctx context.Context) ([]any, error) {
-		informer, err := c.GetInformer(ctx, &cpv1alpha1.ClusterProfile{}, cache.BlockUntilSynced(false))
-		if err != nil {
-			return nil, err
-		}
-		indexed, ok := informer.(toolscache.SharedIndexInformer)
-		if !ok || !indexed.HasSynced() {
-			return nil, errors.New("the ClusterProfile cache has not synced")
-		}
-		return indexed.GetStore().List(), nil
+		return cachedobjects.List(ctx, c, &cpv1alpha1.ClusterProfile{})
 	}
 }
 
