@@ -2,12 +2,15 @@ package addon
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"open-cluster-management.io/addon-framework/pkg/addonmanager/addontesting"
@@ -140,6 +143,61 @@ func TestHubRoleAllowsOnlyTheAgentsOwnAddonStatus(t *testing.T) {
 		}
 		if slices.Contains(rule.Verbs, "patch") && !slices.Equal(rule.Resources, []string{"managedclusteraddons/status"}) {
 			t.Errorf("only the status may be written, got %v", rule)
+		}
+	}
+}
+
+// The addon's AddOnDeploymentConfig places the agent (node selector,
+// tolerations) and pulls its image through the configured mirror; the whole
+// Deployment is otherwise the default one.
+func TestManifestsFollowTheAddOnDeploymentConfig(t *testing.T) {
+	config := &addonapiv1beta1.AddOnDeploymentConfig{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "cluster1", Name: "placement"},
+		Spec: addonapiv1beta1.AddOnDeploymentConfigSpec{
+			NodePlacement: &addonapiv1beta1.NodePlacement{
+				NodeSelector: map[string]string{"node-role.kubernetes.io/infra": ""},
+				Tolerations:  []corev1.Toleration{{Key: "infra", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+			},
+			Registries: []addonapiv1beta1.ImageMirror{{Source: "quay.io/example", Mirror: "mirror.corp.example/ocm"}},
+		},
+	}
+	addon := addontesting.NewAddon(agentapi.AddonName, "cluster1")
+	addon.Status.ConfigReferences = []addonapiv1beta1.ConfigReference{{
+		ConfigGroupResource: addonapiv1beta1.ConfigGroupResource{Group: addonapiv1beta1.GroupName, Resource: "addondeploymentconfigs"},
+		DesiredConfig: &addonapiv1beta1.ConfigSpecHash{
+			ConfigReferent: addonapiv1beta1.ConfigReferent{Namespace: config.Namespace, Name: config.Name}, SpecHash: "hash"},
+	}}
+	//lint:ignore SA1019 OCM's generated clientset has no NewClientset
+	agentAddon, err := NewAgentAddon(kubefake.NewClientset(), addonfake.NewSimpleClientset(config), DefaultOptions("quay.io/example/clusterprofile-bundle:v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects, err := agentAddon.Manifests(context.Background(), addontesting.NewManagedCluster("cluster1"), addon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := agentDeployment(agentSettings{Options: DefaultOptions("mirror.corp.example/ocm/clusterprofile-bundle:v1"),
+		Cluster: "cluster1", Namespace: agentapi.DefaultInstallNamespace,
+		NodeSelector: config.Spec.NodePlacement.NodeSelector, Tolerations: config.Spec.NodePlacement.Tolerations})
+	if diff := cmp.Diff(want, deployment(t, objects)); diff != "" {
+		t.Errorf("Deployment (-want +got):\n%s", diff)
+	}
+}
+
+// The objects serialize with their kinds: addon-framework puts them into a
+// ManifestWork as they are.
+func TestManifestsCarryTheirKinds(t *testing.T) {
+	for _, o := range render(t, "cluster1", addontesting.NewAddon(agentapi.AddonName, "cluster1")) {
+		raw, err := json.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var head metav1.TypeMeta
+		if err := json.Unmarshal(raw, &head); err != nil {
+			t.Fatal(err)
+		}
+		if head.APIVersion == "" || head.Kind == "" {
+			t.Errorf("%T serializes without apiVersion or kind: %s", o, raw)
 		}
 	}
 }
