@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/memlimit"
 )
 
@@ -27,5 +28,27 @@ func TestTheManagerKnowsItsMemoryLimit(t *testing.T) {
 	}
 	if container.Resources.Limits.Memory().IsZero() {
 		t.Error("the chart sets no memory limit by default, so the soft limit would follow the node's memory")
+	}
+}
+
+// TestGoMemoryLimitSetsTheSoftLimit: goMemoryLimit reaches the manager as
+// GOMEMLIMIT, which the manager leaves as it is (memlimit.Soft), and a value
+// Go would not read is refused at install.
+func TestGoMemoryLimitSetsTheSoftLimit(t *testing.T) {
+	values := gates{mirror: true}.values(false)
+	values["goMemoryLimit"] = "230MiB"
+	container := corev1.Container{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(managerContainer(t, render(t, defaultRelease, values)), &container); err != nil {
+		t.Fatal(err)
+	}
+	want := []corev1.EnvVar{{Name: memlimit.EnvContainerLimit, ValueFrom: &corev1.EnvVarSource{
+		ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: container.Name, Resource: "limits.memory"}}},
+		{Name: "GOGC", Value: "50"}, {Name: "GOMEMLIMIT", Value: "230MiB"}}
+	if diff := cmp.Diff(want, container.Env); diff != "" {
+		t.Errorf("manager env (-want +got):\n%s", diff)
+	}
+	values["goMemoryLimit"] = "230M"
+	if _, err := chartrender.Render(loadChart(t), defaultRelease, values); err == nil {
+		t.Error("goMemoryLimit 230M (not a Go size: M is not a unit of GOMEMLIMIT) was accepted")
 	}
 }
