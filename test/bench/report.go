@@ -30,6 +30,8 @@ type results struct {
 	MemoryLimitMiB float64 `json:"memoryLimitMiB,omitempty"`
 	// GCPercent is the manager's GOGC when the run set one.
 	GCPercent int `json:"gcPercent,omitempty"`
+	// PeakRSSTargetMiB is the -peak-rss-target the run checked, if any.
+	PeakRSSTargetMiB float64 `json:"peakRSSTargetMiB,omitempty"`
 
 	Floor       *floorResult       `json:"floor,omitempty"`
 	Cold        *coldResult        `json:"cold,omitempty"`
@@ -194,7 +196,7 @@ func newResults(cfg config) *results {
 		Clusters: cfg.clusters, Namespaces: cfg.namespaces, Profiles: cfg.clusters * cfg.namespaces,
 		Gates: cfg.gates.String(), TokenCopies: cfg.clusters * cfg.namespaces * cfg.msas,
 		QPS: -1, Workers: cfg.workers, MemoryLimitMiB: float64(cfg.memoryLimit) / (1 << 20),
-		GCPercent: cfg.gcPercent,
+		GCPercent: cfg.gcPercent, PeakRSSTargetMiB: cfg.peakRSSTargetMiB,
 	}
 	if !cfg.unthrottled() {
 		r.QPS, r.Burst = cfg.qps, cfg.burst
@@ -379,6 +381,10 @@ func printMemory(t table, r *results) {
 		}
 		if r.GCPercent > 0 {
 			t.row("GOGC", fmt.Sprint(r.GCPercent), "")
+		}
+		if peak := r.oursPeakRSS(); r.PeakRSSTargetMiB > 0 && peak > 0 {
+			t.row("peak RSS, every manager", fmt.Sprintf("%.0f MiB", peak),
+				verdict(peak < r.PeakRSSTargetMiB, fmt.Sprintf("< %.0f MiB", r.PeakRSSTargetMiB)))
 		}
 		for _, m := range r.Memory {
 			line := fmt.Sprintf("peak RSS %.0f MiB (anonymous %.0f MiB)", m.PeakRSSMiB, m.PeakAnonMiB)
