@@ -52,9 +52,7 @@ var syncedTokenExpiry = newTokenExpiry(time.Now)
 // several, one after another).
 func observeTokenExpiry(copies cache.Informers) {
 	syncedTokenExpiry.mu.Lock()
-	syncedTokenExpiry.cached = func(ctx context.Context) ([]any, error) {
-		return cachedobjects.List(ctx, copies, &corev1.Secret{})
-	}
+	syncedTokenExpiry.cached = cachedobjects.Lister(copies, &corev1.Secret{})
 	syncedTokenExpiry.mu.Unlock()
 	metrics.RegisterCollector(syncedTokenExpiry)
 }
@@ -105,7 +103,10 @@ func summarizeExpiry(copies []any, now time.Time) expirySummary {
 	var s expirySummary
 	for _, obj := range copies {
 		secret, ok := obj.(*corev1.Secret)
-		if _, labelled := secret.Labels[LabelSyncedFrom]; !ok || !labelled {
+		if !ok {
+			continue
+		}
+		if _, labelled := secret.Labels[LabelSyncedFrom]; !labelled {
 			continue
 		}
 		s.copies++

@@ -48,6 +48,10 @@ func TestSummarizeExpiry(t *testing.T) {
 			},
 			want: expirySummary{copies: 4, expiringSoon: 2, earliest: ptr.To(20 * time.Minute)},
 		},
+		"what is not a Secret is not counted": {
+			copies: []any{&corev1.ConfigMap{}, tokenCopy("a", "c1-m", "")},
+			want:   expirySummary{copies: 1},
+		},
 		"an expired copy is the earliest, negative, and expiring": {
 			copies: []any{tokenCopy("a", "c1-m", inFromScrape(-5*time.Minute)), tokenCopy("b", "c1-m", inFromScrape(24*time.Hour))},
 			want:   expirySummary{copies: 2, expiringSoon: 1, earliest: ptr.To(-5 * time.Minute)},
