@@ -8,8 +8,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/component-base/featuregate"
-	"open-cluster-management.io/clusterprofile-bundle/pkg/metricsauth"
-	"open-cluster-management.io/clusterprofile-bundle/pkg/util/cachedobjects"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -17,6 +15,8 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/metricsauth"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/cachedobjects"
 )
 
 // metricsOptions serve /metrics over HTTPS behind authentication (TokenReview)
@@ -63,16 +63,10 @@ var publishedProfiles = &profileCounts{
 // a process wins (tests build several, one after another).
 func observeProfiles(c cache.Cache, managerName string) {
 	publishedProfiles.mu.Lock()
-	publishedProfiles.cached, publishedProfiles.managerName = cachedProfiles(c), managerName
+	publishedProfiles.cached = cachedobjects.Lister(c, &cpv1alpha1.ClusterProfile{})
+	publishedProfiles.managerName = managerName
 	publishedProfiles.mu.Unlock()
 	metrics.RegisterCollector(publishedProfiles)
-}
-
-// cachedProfiles lists the profiles in the informer's store itself.
-func cachedProfiles(c cache.Cache) func(context.Context) ([]any, error) {
-	return func(ctx context.Context) ([]any, error) {
-		return cachedobjects.List(ctx, c, &cpv1alpha1.ClusterProfile{})
-	}
 }
 
 func (c *profileCounts) Describe(ch chan<- *prometheus.Desc) {

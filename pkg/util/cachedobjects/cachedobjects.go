@@ -26,3 +26,8 @@ func List(ctx context.Context, c cache.Informers, obj client.Object) ([]any, err
 	}
 	return indexed.GetStore().List(), nil
 }
+
+// Lister is List for one kind, for a collector that keeps it.
+func Lister(c cache.Informers, obj client.Object) func(context.Context) ([]any, error) {
+	return func(ctx context.Context) ([]any, error) { return List(ctx, c, obj) }
+}
