@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -14,8 +13,6 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
 
 	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
@@ -61,14 +58,14 @@ func TestSecureMetricsWithTheChartsRBAC(t *testing.T) {
 	g := NewWithT(t)
 	// Until the manager listens, the scrape fails (status 0).
 	g.Eventually(func() int {
-		got, _ := tryScrape(url, serviceAccountToken(ctx, t, rel.Namespace, "scraper"))
+		got, _ := tryScrape(url, framework.ServiceAccountToken(ctx, t, env.Client, rel.Namespace, "scraper"))
 		return got.status
 	}, framework.Timeout, framework.Interval).Should(Equal(http.StatusOK))
-	got := scrape(t, url, serviceAccountToken(ctx, t, rel.Namespace, "scraper"))
+	got := scrape(t, url, framework.ServiceAccountToken(ctx, t, env.Client, rel.Namespace, "scraper"))
 	g.Expect(got.body).To(ContainSubstring(`clusterprofile_feature_enabled{feature="ClusterProfile"} 1`))
 	g.Expect(scrape(t, url, "").status).To(Equal(http.StatusUnauthorized))
 	g.Expect(scrape(t, url, "not-a-token").status).To(Equal(http.StatusUnauthorized))
-	g.Expect(scrape(t, url, serviceAccountToken(ctx, t, rel.Namespace, "outsider")).status).To(Equal(http.StatusForbidden))
+	g.Expect(scrape(t, url, framework.ServiceAccountToken(ctx, t, env.Client, rel.Namespace, "outsider")).status).To(Equal(http.StatusForbidden))
 	g.Expect(scrape(t, "http://"+addr+"/metrics", "").status).To(Equal(http.StatusBadRequest), "plain HTTP on the TLS port")
 	m.stop(t)
 	g.Expect(m.api.Forbidden()).To(BeEmpty(), m.output.String())
@@ -110,19 +107,4 @@ func tryScrape(url, token string) (scrapeResult, error) {
 		return scrapeResult{}, err
 	}
 	return scrapeResult{status: resp.StatusCode, body: string(body)}, nil
-}
-
-// serviceAccountToken asks TokenRequest for a short-lived token.
-func serviceAccountToken(ctx context.Context, t testing.TB, namespace, name string) string {
-	t.Helper()
-	cs, err := kubernetes.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("TokenRequest for %s/%s: %v", namespace, name, err)
-	}
-	return strings.TrimSpace(tr.Status.Token)
 }

@@ -2,12 +2,15 @@ package framework
 
 import (
 	"context"
+	"strings"
 	"testing"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
@@ -185,4 +188,16 @@ func Serve(ctx context.Context, t testing.TB, c client.Client, namespace, cluste
 				LastTransitionTime: metav1.Now()}}},
 		})
 	}
+}
+
+// ServiceAccountToken asks TokenRequest for a short-lived token of an
+// existing ServiceAccount.
+func ServiceAccountToken(ctx context.Context, t testing.TB, c client.Client, namespace, name string) string {
+	t.Helper()
+	account := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	request := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}
+	if err := c.SubResource("token").Create(ctx, account, request); err != nil {
+		t.Fatalf("TokenRequest for %s/%s: %v", namespace, name, err)
+	}
+	return strings.TrimSpace(request.Status.Token)
 }

@@ -13,13 +13,11 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metricsauth"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
@@ -40,8 +38,15 @@ const namespace = "metrics-guard"
 func TestTheGuardAsksTheAPIServer(t *testing.T) {
 	ctx := framework.ContextFor(t)
 	cs := kubernetes.NewForConfigOrDie(env.Config)
+	framework.CreateNamespace(ctx, t, env.Client, namespace)
+	for _, sa := range []string{"scraper", "outsider"} {
+		if err := env.Client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: sa}}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	grantMetricsReader(ctx, t, cs, "scraper")
-	scraper, outsider := token(ctx, t, cs, "scraper"), token(ctx, t, cs, "outsider")
+	scraper := framework.ServiceAccountToken(ctx, t, env.Client, namespace, "scraper")
+	outsider := framework.ServiceAccountToken(ctx, t, env.Client, namespace, "outsider")
 
 	reviews := &requestLog{}
 	cfg := rest.CopyConfig(env.Config)
@@ -103,26 +108,6 @@ func grantMetricsReader(ctx context.Context, t *testing.T, cs kubernetes.Interfa
 	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// token creates the ServiceAccount (and its namespace) and returns a
-// short-lived token from TokenRequest.
-func token(ctx context.Context, t *testing.T, cs kubernetes.Interface, sa string) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
-		t.Fatal(err)
-	}
-	account := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: sa}}
-	if _, err := cs.CoreV1().ServiceAccounts(namespace).Create(ctx, account, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr.Status.Token
 }
 
 func get(t *testing.T, url, authorization string) int {
