@@ -15,15 +15,8 @@ import (
 // memory limit to the manager, which keeps its heap under 90% of it, and
 // the chart's GOGC.
 func TestTheManagerKnowsItsMemoryLimit(t *testing.T) {
-	container := corev1.Container{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(
-		managerContainer(t, render(t, defaultRelease, gates{mirror: true, credSyncer: true}.values(false))), &container); err != nil {
-		t.Fatal(err)
-	}
-	want := []corev1.EnvVar{{Name: memlimit.EnvContainerLimit, ValueFrom: &corev1.EnvVarSource{
-		ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: container.Name, Resource: "limits.memory"}}},
-		{Name: "GOGC", Value: "50"}}
-	if diff := cmp.Diff(want, container.Env); diff != "" {
+	container := renderedManager(t, gates{mirror: true, credSyncer: true}.values(false))
+	if diff := cmp.Diff(memoryEnv(container.Name), container.Env); diff != "" {
 		t.Errorf("manager env (-want +got):\n%s", diff)
 	}
 	if container.Resources.Limits.Memory().IsZero() {
@@ -37,13 +30,8 @@ func TestTheManagerKnowsItsMemoryLimit(t *testing.T) {
 func TestGoMemoryLimitSetsTheSoftLimit(t *testing.T) {
 	values := gates{mirror: true}.values(false)
 	values["goMemoryLimit"] = "230MiB"
-	container := corev1.Container{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(managerContainer(t, render(t, defaultRelease, values)), &container); err != nil {
-		t.Fatal(err)
-	}
-	want := []corev1.EnvVar{{Name: memlimit.EnvContainerLimit, ValueFrom: &corev1.EnvVarSource{
-		ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: container.Name, Resource: "limits.memory"}}},
-		{Name: "GOGC", Value: "50"}, {Name: "GOMEMLIMIT", Value: "230MiB"}}
+	container := renderedManager(t, values)
+	want := append(memoryEnv(container.Name), corev1.EnvVar{Name: "GOMEMLIMIT", Value: "230MiB"})
 	if diff := cmp.Diff(want, container.Env); diff != "" {
 		t.Errorf("manager env (-want +got):\n%s", diff)
 	}
@@ -51,4 +39,23 @@ func TestGoMemoryLimitSetsTheSoftLimit(t *testing.T) {
 	if _, err := chartrender.Render(loadChart(t), defaultRelease, values); err == nil {
 		t.Error("goMemoryLimit 230M (not a Go size: M is not a unit of GOMEMLIMIT) was accepted")
 	}
+}
+
+// renderedManager is the manager container the chart renders with values.
+func renderedManager(t *testing.T, values map[string]any) corev1.Container {
+	t.Helper()
+	container := corev1.Container{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(
+		managerContainer(t, render(t, defaultRelease, values)), &container); err != nil {
+		t.Fatal(err)
+	}
+	return container
+}
+
+// memoryEnv is the manager's environment by default: its container's
+// memory limit and the chart's GOGC.
+func memoryEnv(containerName string) []corev1.EnvVar {
+	return []corev1.EnvVar{{Name: memlimit.EnvContainerLimit, ValueFrom: &corev1.EnvVarSource{
+		ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: containerName, Resource: "limits.memory"}}},
+		{Name: "GOGC", Value: "50"}}
 }
