@@ -59,6 +59,9 @@ func WithAuthenticationAndAuthorization(config *rest.Config, httpClient *http.Cl
 	return g.filter, nil
 }
 
+// unauthorized answers a request without a token the API server accepts.
+var unauthorized = decision{status: http.StatusUnauthorized, message: "Unauthorized"}
+
 // guard reviews requests against the API server.
 type guard struct {
 	tokens    authenticationclient.TokenReviewInterface
@@ -88,7 +91,7 @@ func (g *guard) filter(log logr.Logger, next http.Handler) (http.Handler, error)
 func (g *guard) decide(req *http.Request) (decision, error) {
 	token, ok := bearerToken(req)
 	if !ok {
-		return decision{status: http.StatusUnauthorized, message: "Unauthorized"}, nil
+		return unauthorized, nil
 	}
 	verb, path := strings.ToLower(req.Method), req.URL.Path
 	key := cacheKey(token, verb, path)
@@ -114,7 +117,7 @@ func (g *guard) review(req *http.Request, token, verb, path string) (decision, e
 		return decision{}, fmt.Errorf("TokenReview: %w", err)
 	}
 	if !tr.Status.Authenticated {
-		return decision{status: http.StatusUnauthorized, message: "Unauthorized"}, nil
+		return unauthorized, nil
 	}
 	user := tr.Status.User
 	sar, err := g.access.Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
