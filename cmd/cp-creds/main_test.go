@@ -6,9 +6,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +33,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
 	"k8s.io/utils/ptr"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
@@ -133,7 +137,9 @@ func adminKubeconfig(t testing.TB) string {
 	return adminKubeconfigPath
 }
 
-// createCopy writes the Secret the syncer would write for cluster and msa.
+// createCopy writes the Secret the syncer would write for cluster and msa,
+// published at its cluster-proxy URL and, directly, at the test API server
+// (which plays the managed cluster).
 func (f *fixture) createCopy(t testing.TB, cluster, msa string, data map[string][]byte) {
 	t.Helper()
 	f.createSecret(t, &corev1.Secret{
@@ -143,9 +149,18 @@ func (f *fixture) createCopy(t testing.TB, cluster, msa string, data map[string]
 				cpcreds.AnnotationSourceCluster:               cluster,
 				cpcreds.AnnotationSourceManagedServiceAccount: msa,
 				cpcreds.AnnotationTokenExpiration:             f.expiry.Format(time.RFC3339),
+				cpcreds.AnnotationPublishedServers: cpcreds.EncodePublishedServers([]cpcreds.PublishedServer{
+					{Server: proxyServer(cluster)},
+					cpcreds.ServerOf(clientcmdv1.Cluster{Server: env.Config.Host, CertificateAuthorityData: env.Config.CAData}),
+				}),
 			}},
 		Data: data,
 	})
+}
+
+// proxyServer is where the hub's cluster-proxy entry publishes cluster.
+func proxyServer(cluster string) string {
+	return "https://cluster-proxy-addon-user.open-cluster-management-addon:9092/" + cluster
 }
 
 func (f *fixture) createSecret(t testing.TB, secret *corev1.Secret) {
@@ -213,9 +228,14 @@ func (f *fixture) allowGetSecrets(t testing.TB, serviceAccount string) {
 }
 
 // execInfo is KUBERNETES_EXEC_INFO as client-go writes it with
-// provideClusterInfo: true for a cluster carrying the exec extension.
+// provideClusterInfo: true for a cluster carrying the exec extension,
+// reached through cluster-proxy.
 func execInfo(cluster string) string {
-	return fmt.Sprintf(`{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","spec":{"cluster":{"server":"https://cluster-proxy-addon-user.open-cluster-management-addon:9092/%s","config":{"clusterName":%q}},"interactive":false}}`, cluster, cluster)
+	return execInfoAt(proxyServer(cluster), cluster)
+}
+
+func execInfoAt(server, cluster string) string {
+	return fmt.Sprintf(`{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","spec":{"cluster":{"server":%q,"config":{"clusterName":%q}},"interactive":false}}`, server, cluster)
 }
 
 // environment is the plugin's whole environment: nothing is inherited, so a
@@ -352,6 +372,12 @@ func TestFailuresAreOneLineOnStderr(t *testing.T) {
 			wantStderr: []string{fmt.Sprintf("secret %s/cluster3-multikueue is not a synced token copy", f.namespace),
 				"no label authentication.open-cluster-management.io/synced-from"},
 		},
+		"a server the hub does not publish": {
+			environment: with(f.environment(f.adminKubeconfig), cpcreds.EnvExecInfo, execInfoAt("https://trap.example.com:8443", clusterName)),
+			args:        []string{"--managed-serviceaccount=" + msaName},
+			wantStderr: []string{`refusing to send the token of cluster "cluster1" to https://trap.example.com:8443`,
+				"the hub publishes that cluster at ", proxyServer(clusterName)},
+		},
 		"forbidden": {
 			environment: f.environment(f.consumerKubeconfig(t, "no-rbac", false)),
 			args:        []string{"--managed-serviceaccount=" + msaName},
@@ -437,6 +463,38 @@ func TestConsumerRefusesAPlantedToken(t *testing.T) {
 	// TestFailuresAreOneLineOnStderr) to its own stderr, not into the error.
 	if !strings.Contains(err.Error(), "getting credentials") {
 		t.Errorf("error %q is not a failure to get credentials", err)
+	}
+}
+
+// TestConsumerSendsNoTokenToAServerNobodyPublished: somebody who may write
+// ClusterProfiles (or their status) in the consumer's namespace publishes
+// an entry naming cluster1 at a server of their own, with its own CA. The
+// consumer's client runs cp-creds for it, which refuses: the trap server
+// receives no request at all.
+func TestConsumerSendsNoTokenToAServerNobodyPublished(t *testing.T) {
+	f := newFixture(t)
+	var requests atomic.Int32
+	trap := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		http.Error(w, "trapped", http.StatusUnauthorized)
+	}))
+	defer trap.Close()
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	cfg := f.consumerConfig(clusterName)
+	cfg.Host = trap.URL
+	cfg.TLSClientConfig.CAData = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: trap.Certificate().Raw})
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = client.AuthenticationV1().SelfSubjectReviews().Create(framework.ContextFor(t), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+
+	if err == nil || !strings.Contains(err.Error(), "getting credentials") {
+		t.Errorf("error %v; want a failure to get credentials", err)
+	}
+	if n := requests.Load(); n != 0 {
+		t.Errorf("the trap server received %d requests; want none", n)
 	}
 }
 

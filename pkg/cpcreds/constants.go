@@ -26,6 +26,23 @@ const (
 	// a token.
 	AnnotationSourceCluster               = "authentication.open-cluster-management.io/synced-from-cluster"
 	AnnotationSourceManagedServiceAccount = "authentication.open-cluster-management.io/synced-from-managed-serviceaccount"
+
+	// AnnotationPublishedServers, on a copy, records the servers (and their
+	// CAs) that this bundle's access entries publish for the copy's cluster,
+	// as JSON (see PublishedServer). cp-creds sends the token only to one of
+	// them. Like every mark of a copy, only the syncer may write it.
+	AnnotationPublishedServers = "clusterprofile.open-cluster-management.io/published-servers"
+
+	// AnnotationConsumerNamespaces, on a ManagedServiceAccount, names the
+	// consumer namespaces that may receive its token: a comma-separated list
+	// of namespace names, no wildcards. Its owner (whoever may write
+	// ManagedServiceAccounts in the cluster's hub namespace) decides.
+	AnnotationConsumerNamespaces = "clusterprofile.open-cluster-management.io/consumer-namespaces"
+
+	// AnnotationUnscoped, "true" on a copy, says that its ManagedServiceAccount
+	// names no consumer namespaces and the hub copies unscoped tokens into
+	// every namespace that serves the cluster: other consumers there can use it.
+	AnnotationUnscoped = "clusterprofile.open-cluster-management.io/unscoped"
 )
 
 // PluginName prefixes every line cp-creds writes on stderr.

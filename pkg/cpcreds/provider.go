@@ -35,7 +35,10 @@ var _ credentialplugin.Provider = (*Provider)(nil)
 func (p *Provider) Name() string { return PluginName }
 
 // GetToken returns the token of the Secret <clusterName>-<msa>, and its expiry
-// when the syncer recorded one, so client-go runs cp-creds again only then.
+// when the syncer recorded one, so client-go runs cp-creds again only then;
+// only when the Secret is the syncer's copy for that pair (CheckCopy) and
+// the server client-go is about to call is one the hub publishes for that
+// cluster (CheckServer).
 func (p *Provider) GetToken(ctx context.Context, in clientauthenticationv1.ExecCredential) (clientauthenticationv1.ExecCredentialStatus, error) {
 	status, err := p.getToken(ctx, in)
 	return status, oneLine(err)
@@ -57,6 +60,9 @@ func (p *Provider) getToken(ctx context.Context, in clientauthenticationv1.ExecC
 		return clientauthenticationv1.ExecCredentialStatus{}, err
 	}
 	if err := CheckCopy(secret, cluster, p.ManagedServiceAccount); err != nil {
+		return clientauthenticationv1.ExecCredentialStatus{}, err
+	}
+	if err := CheckServer(secret, in.Spec.Cluster); err != nil {
 		return clientauthenticationv1.ExecCredentialStatus{}, err
 	}
 	return statusFromSecret(secret)

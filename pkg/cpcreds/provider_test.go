@@ -24,12 +24,26 @@ const (
 	testMSA       = "multikueue"
 )
 
-// execInfo is what client-go passes for a cluster whose exec extension holds config.
+// proxyServer is where the hub's cluster-proxy entry publishes cluster.
+func proxyServer(cluster string) string {
+	return "https://cluster-proxy-addon-user.open-cluster-management-addon:9092/" + cluster
+}
+
+// proxyCA is the CA of the hub's cluster-proxy entry.
+var proxyCA = []byte("-----BEGIN CERTIFICATE-----\nproxy\n-----END CERTIFICATE-----\n")
+
+// execInfo is what client-go passes for a cluster whose exec extension holds
+// config, reached at cluster1's proxy server with the proxy's CA.
 func execInfo(config string) clientauthenticationv1.ExecCredential {
+	return execInfoFor(proxyServer("cluster1"), proxyCA, config)
+}
+
+func execInfoFor(server string, ca []byte, config string) clientauthenticationv1.ExecCredential {
 	return clientauthenticationv1.ExecCredential{Spec: clientauthenticationv1.ExecCredentialSpec{
 		Cluster: &clientauthenticationv1.Cluster{
-			Server: "https://cluster-proxy-addon-user.open-cluster-management-addon:9092/cluster1",
-			Config: runtime.RawExtension{Raw: []byte(config)},
+			Server:                   server,
+			CertificateAuthorityData: ca,
+			Config:                   runtime.RawExtension{Raw: []byte(config)},
 		},
 	}}
 }
@@ -39,12 +53,18 @@ var cluster1 = execInfo(`{"clusterName":"cluster1"}`)
 // secretBuilder makes Secrets for the tests.
 type secretBuilder struct{ secret *corev1.Secret }
 
-// syncedSecret is the copy the syncer writes of msa's token for cluster.
+// syncedSecret is the copy the syncer writes of msa's token for cluster,
+// recording the cluster's proxy server as the one it is published at.
 func syncedSecret(namespace, cluster, msa string) *secretBuilder {
 	return plantedSecret(namespace, SecretName(cluster, msa)).
 		label(SyncedFromValue(cluster, msa)).
 		annotation(AnnotationSourceCluster, cluster).
-		annotation(AnnotationSourceManagedServiceAccount, msa)
+		annotation(AnnotationSourceManagedServiceAccount, msa).
+		servers(PublishedServer{Server: proxyServer(cluster), CASHA256: caDigest(proxyCA)})
+}
+
+func (b *secretBuilder) servers(servers ...PublishedServer) *secretBuilder {
+	return b.annotation(AnnotationPublishedServers, EncodePublishedServers(servers))
 }
 
 // plantedSecret is a Secret under a copy's name that the syncer did not write.
@@ -127,6 +147,91 @@ func TestGetToken(t *testing.T) {
 				annotation(AnnotationTokenExpiration, "next tuesday").obj()},
 			in:       cluster1,
 			want:     clientauthenticationv1.ExecCredentialStatus{Token: testToken},
+			wantGets: 1,
+		},
+		"the direct server, the second one published": {
+			secrets: []*corev1.Secret{syncedSecret(testNamespace, "cluster1", testMSA).servers(
+				PublishedServer{Server: proxyServer("cluster1"), CASHA256: caDigest(proxyCA)},
+				PublishedServer{Server: "https://cluster1.example.com:6443"}).obj()},
+			in:       execInfoFor("https://cluster1.example.com:6443", nil, `{"clusterName":"cluster1"}`),
+			want:     clientauthenticationv1.ExecCredentialStatus{Token: testToken},
+			wantGets: 1,
+		},
+		"the published server with a trailing slash": {
+			secrets:  []*corev1.Secret{syncedSecret(testNamespace, "cluster1", testMSA).obj()},
+			in:       execInfoFor(proxyServer("cluster1")+"/", proxyCA, `{"clusterName":"cluster1"}`),
+			want:     clientauthenticationv1.ExecCredentialStatus{Token: testToken},
+			wantGets: 1,
+		},
+		"the published server without a CA from client-go": {
+			secrets:  []*corev1.Secret{syncedSecret(testNamespace, "cluster1", testMSA).obj()},
+			in:       execInfoFor(proxyServer("cluster1"), nil, `{"clusterName":"cluster1"}`),
+			want:     clientauthenticationv1.ExecCredentialStatus{Token: testToken},
+			wantGets: 1,
+		},
+		"a server nobody published is refused": {
+			secrets: []*corev1.Secret{syncedSecret(testNamespace, "cluster1", testMSA).obj()},
+			in:      execInfoFor("https://trap.example.com:8443", proxyCA, `{"clusterName":"cluster1"}`),
+			wantErr: []string{`refusing to send the token of cluster "cluster1" to https://trap.example.com:8443`,
+				"the hub publishes that cluster at " + proxyServer("cluster1")},
+			wantGets: 1,
+		},
+		"another cluster's server is refused": {
+			secrets:  []*corev1.Secret{syncedSecret(testNamespace, "cluster1", testMSA).obj()},
+			in:       execInfoFor(proxyServer("cluster2"), proxyCA, `{"clusterName":"cluster1"}`),
+			wantErr:  []string{"to " + proxyServer("cluster2") + ":", "the hub publishes that cluster at " + proxyServer("cluster1")},
+			wantGets: 1,
+		},
+		"the published server with another CA is refused": {
+			secrets:  []*corev1.Secret{syncedSecret(testNamespace, "cluster1", testMSA).obj()},
+			in:       execInfoFor(proxyServer("cluster1"), []byte("the trap's CA"), `{"clusterName":"cluster1"}`),
+			wantErr:  []string{"trusts a CA (sha256 " + caDigest([]byte("the trap's CA")) + ")", "(sha256 " + caDigest(proxyCA) + ")"},
+			wantGets: 1,
+		},
+		"a CA where the hub publishes none is refused": {
+			secrets: []*corev1.Secret{syncedSecret(testNamespace, "cluster1", testMSA).
+				servers(PublishedServer{Server: proxyServer("cluster1")}).obj()},
+			in:       cluster1,
+			wantErr:  []string{"other than the one the hub publishes for that server (none: the consumer's system roots)"},
+			wantGets: 1,
+		},
+		"skipping TLS verification is refused": {
+			secrets: []*corev1.Secret{syncedSecret(testNamespace, "cluster1", testMSA).obj()},
+			in: func() clientauthenticationv1.ExecCredential {
+				in := execInfo(`{"clusterName":"cluster1"}`)
+				in.Spec.Cluster.InsecureSkipTLSVerify = true
+				return in
+			}(),
+			wantErr:  []string{"without verifying its certificate", "insecure-skip-tls-verify"},
+			wantGets: 1,
+		},
+		"verifying TLS as another name is refused": {
+			secrets: []*corev1.Secret{syncedSecret(testNamespace, "cluster1", testMSA).obj()},
+			in: func() clientauthenticationv1.ExecCredential {
+				in := execInfo(`{"clusterName":"cluster1"}`)
+				in.Spec.Cluster.TLSServerName = "trap.example.com"
+				return in
+			}(),
+			wantErr:  []string{`verified as "trap.example.com"`, "tls-server-name"},
+			wantGets: 1,
+		},
+		"a copy that records no server is refused": {
+			secrets:  []*corev1.Secret{syncedSecret(testNamespace, "cluster1", testMSA).withoutAnnotation(AnnotationPublishedServers).obj()},
+			in:       cluster1,
+			wantErr:  []string{"records no server the hub publishes for cluster \"cluster1\"", "clusterProfileAccessProvider"},
+			wantGets: 1,
+		},
+		"a copy that records an empty list is refused": {
+			secrets:  []*corev1.Secret{syncedSecret(testNamespace, "cluster1", testMSA).servers().obj()},
+			in:       cluster1,
+			wantErr:  []string{"no access provider of this bundle publishes a server for that cluster"},
+			wantGets: 1,
+		},
+		"a copy whose servers do not parse is refused": {
+			secrets: []*corev1.Secret{syncedSecret(testNamespace, "cluster1", testMSA).
+				annotation(AnnotationPublishedServers, "https://trap.example.com").obj()},
+			in:       cluster1,
+			wantErr:  []string{"is no list of servers", "delete the copy"},
 			wantGets: 1,
 		},
 		"a Secret planted under the copy's name is refused": {
