@@ -15,6 +15,8 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/addon"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/hubmanager"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/multikueue"
@@ -63,6 +65,9 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 		"Port of cluster-proxy's user server.")
 	fs.StringVar(&m.DirectEntryName, "direct-access-provider-name", accessprovider.DefaultDirectEntryName,
 		"Name of the direct access provider entry (feature gate ClusterProfileDirectAccess).")
+	unscoped := fs.String("unscoped-tokens", string(credsync.UnscopedEverywhere),
+		"Where the credential syncer copies the token of a ManagedServiceAccount that names no consumer namespaces (annotation "+
+			cpcreds.AnnotationConsumerNamespaces+"): everywhere (every namespace serving its cluster) or nowhere.")
 	addGatedCapabilityFlags(fs, m)
 	fs.Float32Var(&o.qps, "kube-api-qps", 50, "Queries per second allowed towards the hub API server.")
 	fs.IntVar(&o.burst, "kube-api-burst", 100, "Burst of queries allowed towards the hub API server.")
@@ -79,6 +84,11 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 		return nil, nil, err
 	}
 	m.InsecureMetrics = !o.metricsSecure
+	switch m.UnscopedTokens = credsync.UnscopedTokens(*unscoped); m.UnscopedTokens {
+	case credsync.UnscopedEverywhere, credsync.UnscopedNowhere:
+	default:
+		return nil, nil, fmt.Errorf("--unscoped-tokens must be %s or %s, not %q", credsync.UnscopedEverywhere, credsync.UnscopedNowhere, *unscoped)
+	}
 	if m.ClusterManagerName == "" {
 		return nil, nil, fmt.Errorf("--cluster-manager-name must not be empty")
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"testing"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 )
 
@@ -65,6 +66,36 @@ func TestMetricsAreSecureUnlessAskedOtherwise(t *testing.T) {
 			if m.MetricsAddr != tc.wantAddr || m.InsecureMetrics != tc.wantInsecure || m.MetricsCertDir != tc.wantCertDir {
 				t.Errorf("metrics address %q, insecure %v, cert dir %q; want %q, %v, %q",
 					m.MetricsAddr, m.InsecureMetrics, m.MetricsCertDir, tc.wantAddr, tc.wantInsecure, tc.wantCertDir)
+			}
+		})
+	}
+}
+
+func TestUnscopedTokensGoEverywhereUnlessAskedOtherwise(t *testing.T) {
+	cases := map[string]struct {
+		args    []string
+		want    credsync.UnscopedTokens
+		wantErr bool
+	}{
+		"default":       {want: credsync.UnscopedEverywhere},
+		"nowhere":       {args: []string{"--unscoped-tokens=nowhere"}, want: credsync.UnscopedNowhere},
+		"everywhere":    {args: []string{"--unscoped-tokens=everywhere"}, want: credsync.UnscopedEverywhere},
+		"anything else": {args: []string{"--unscoped-tokens=somewhere"}, wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			opts, _, err := parseOptions(tc.args)
+			if tc.wantErr {
+				if err == nil {
+					t.Fatal("parseOptions should fail")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if opts.manager.UnscopedTokens != tc.want {
+				t.Errorf("unscoped tokens %q, want %q", opts.manager.UnscopedTokens, tc.want)
 			}
 		})
 	}

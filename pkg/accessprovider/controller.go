@@ -38,19 +38,29 @@ type Reconciler struct {
 	source      Source
 	managerName string
 	writer      *clusterprofile.Writer
-	unserved    *unservedSince
-	now         func() time.Time
+	// deletions tells whether this process's mirror is about to delete an
+	// unserved profile; nil: no mirror here.
+	deletions MirrorDeletions
+	unserved  *unservedSince
+	now       func() time.Time
+}
+
+// MirrorDeletions forecasts whether this process's own mirror is about to
+// delete a profile that no namespace serves any more (mirror.Deletions).
+type MirrorDeletions interface {
+	WillDelete(ctx context.Context, profile *cpv1alpha1.ClusterProfile) (bool, error)
 }
 
 // NewReconciler builds the controller of one source, reading (the cache)
-// and writing through c.
-func NewReconciler(c client.Client, source Source, managerName string) *Reconciler {
+// and writing through c; deletions may be nil.
+func NewReconciler(c client.Client, source Source, managerName string, deletions MirrorDeletions) *Reconciler {
 	return &Reconciler{
 		client:      c,
 		members:     membership.Reader{Client: c},
 		source:      source,
 		managerName: managerName,
 		writer:      clusterprofile.NewWriter(source.Writer(), c),
+		deletions:   deletions,
 		unserved:    newUnservedSince(),
 		now:         time.Now,
 	}
@@ -92,8 +102,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		ctrl.LoggerFrom(ctx).V(4).Info("Access provider entry up to date", "entry", r.entryName())
 		return ctrl.Result{}, err
 	}
-	if !served && profilewrite.WrittenBy(profile, clusterprofile.MirrorFieldManager) {
-		if wait := r.unserved.wait(req.NamespacedName, r.now()); wait > 0 {
+	if !served {
+		wait, err := r.leaveToTheMirror(ctx, profile)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if wait > 0 {
 			ctrl.LoggerFrom(ctx).V(4).Info("Leaving the entry to go with the profile, which the mirror deletes",
 				"entry", r.entryName(), "withdrawIn", wait)
 			return ctrl.Result{RequeueAfter: wait}, nil
@@ -104,6 +118,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		"clusterProfile", klog.KObj(profile), "entry", r.entryName(), "present", want.Entry != nil)
 	_, err = r.writer.Execute(ctx, write)
 	return clusterprofile.ResultFor(ctx, err)
+}
+
+// leaveToTheMirror is how much longer to leave the entry on an unserved
+// profile: while this process's mirror is about to delete it, up to
+// withdrawGrace, so the entry goes with the profile; otherwise (no mirror
+// here, OCM's mirror publishing, somebody else's profile) nothing.
+func (r *Reconciler) leaveToTheMirror(ctx context.Context, profile *cpv1alpha1.ClusterProfile) (time.Duration, error) {
+	key := client.ObjectKeyFromObject(profile)
+	if r.deletions == nil {
+		return 0, nil
+	}
+	deleting, err := r.deletions.WillDelete(ctx, profile)
+	if err != nil || !deleting {
+		return 0, err
+	}
+	return r.unserved.wait(key, r.now()), nil
 }
 
 func (r *Reconciler) entryName() string { return r.source.Writer().AccessProviders[0] }

@@ -94,7 +94,7 @@ func TestReconcile(t *testing.T) {
 			if err := c.Get(ctx, client.ObjectKeyFromObject(tc.profile), before); err != nil {
 				t.Fatal(err)
 			}
-			r := NewReconciler(c, &Direct{Reader: c, Name: "direct"}, testManager)
+			r := NewReconciler(c, &Direct{Reader: c, Name: "direct"}, testManager, nil)
 
 			if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(tc.profile)}); err != nil {
 				t.Fatalf("Reconcile: %v", err)
@@ -116,29 +116,32 @@ func TestReconcile(t *testing.T) {
 
 func TestReconcileOfAProfileThatIsGone(t *testing.T) {
 	c := utiltesting.NewFakeClient(servedWorld()...)
-	r := NewReconciler(c, &Direct{Reader: c, Name: "direct"}, testManager)
+	r := NewReconciler(c, &Direct{Reader: c, Name: "direct"}, testManager, nil)
 	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "c1"}}); err != nil {
 		t.Fatalf("Reconcile: %v", err)
 	}
 }
 
-// TestAnEntryGoesWithAProfileTheMirrorDeletes: on a profile the mirror wrote
-// and no namespace serves any more, the entry waits withdrawGrace for the
-// mirror's deletion instead of costing a write; if the profile is still
-// there after it, the entry is withdrawn.
+// mirrorDeleting is a forecast of this process's mirror: it deletes the
+// profiles it names.
+type mirrorDeleting map[types.NamespacedName]bool
+
+func (m mirrorDeleting) WillDelete(_ context.Context, p *cpv1alpha1.ClusterProfile) (bool, error) {
+	return m[client.ObjectKeyFromObject(p)], nil
+}
+
+// TestAnEntryGoesWithAProfileTheMirrorDeletes: on a profile no namespace
+// serves any more and this process's mirror is about to delete, the entry
+// waits withdrawGrace for the deletion instead of costing a write; if the
+// profile is still there after it, the entry is withdrawn.
 func TestAnEntryGoesWithAProfileTheMirrorDeletes(t *testing.T) {
 	ctx := context.Background()
 	profile := withEntries(utiltesting.MakeClusterProfile("unbound", "c1", testManager).Obj(), directEntry())
-	profile.ManagedFields = []metav1.ManagedFieldsEntry{{
-		Manager: clusterprofile.MirrorFieldManager, Operation: metav1.ManagedFieldsOperationApply,
-		APIVersion: cpv1alpha1.GroupVersion.String(), FieldsType: "FieldsV1",
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:displayName":{}}}`)},
-	}}
-	c := utiltesting.FakeClientBuilder(append(servedWorld(), profile)...).WithReturnManagedFields().Build()
+	c := utiltesting.NewFakeClient(append(servedWorld(), profile)...)
 	now := time.Now()
-	r := NewReconciler(c, &Direct{Reader: c, Name: "direct"}, testManager)
-	r.now = func() time.Time { return now }
 	key := client.ObjectKeyFromObject(profile)
+	r := NewReconciler(c, &Direct{Reader: c, Name: "direct"}, testManager, mirrorDeleting{key: true})
+	r.now = func() time.Time { return now }
 
 	for _, step := range []struct {
 		after       time.Duration
@@ -164,5 +167,42 @@ func TestAnEntryGoesWithAProfileTheMirrorDeletes(t *testing.T) {
 		if diff := cmp.Diff(step.wantEntries, got.Status.AccessProviders); diff != "" {
 			t.Errorf("after %s more: entries (-want +got):\n%s", step.after, diff)
 		}
+	}
+}
+
+// TestAnEntryLeavesAtOnceWhenNoMirrorHereDeletesTheProfile: whoever claims
+// to be the mirror in managedFields, an unserved profile that this
+// process's mirror is not deleting (no mirror here, OCM's publishing,
+// another manager's profile) loses the entry in the first reconcile.
+func TestAnEntryLeavesAtOnceWhenNoMirrorHereDeletesTheProfile(t *testing.T) {
+	ctx := context.Background()
+	profile := withEntries(utiltesting.MakeClusterProfile("unbound", "c1", testManager).Obj(), directEntry())
+	profile.ManagedFields = []metav1.ManagedFieldsEntry{{
+		Manager: clusterprofile.MirrorFieldManager, Operation: metav1.ManagedFieldsOperationApply,
+		APIVersion: cpv1alpha1.GroupVersion.String(), FieldsType: "FieldsV1",
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:displayName":{}}}`)},
+	}}
+	for name, deletions := range map[string]MirrorDeletions{
+		"no mirror here":                nil,
+		"the mirror is not deleting it": mirrorDeleting{},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := utiltesting.FakeClientBuilder(append(servedWorld(), profile.DeepCopy())...).WithReturnManagedFields().Build()
+			r := NewReconciler(c, &Direct{Reader: c, Name: "direct"}, testManager, deletions)
+			key := client.ObjectKeyFromObject(profile)
+
+			result, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+
+			if err != nil {
+				t.Fatalf("Reconcile: %v", err)
+			}
+			got := &cpv1alpha1.ClusterProfile{}
+			if err := c.Get(ctx, key, got); err != nil {
+				t.Fatal(err)
+			}
+			if result.RequeueAfter != 0 || len(got.Status.AccessProviders) != 0 {
+				t.Errorf("RequeueAfter %s, entries %v; want the entry withdrawn at once", result.RequeueAfter, got.Status.AccessProviders)
+			}
+		})
 	}
 }

@@ -28,6 +28,9 @@ type Options struct {
 	Endpoint        Endpoint
 	DirectEntryName string
 	Workers         int
+	// MirrorDeletions forecasts this process's mirror's deletions; nil when
+	// no mirror runs here.
+	MirrorDeletions MirrorDeletions
 }
 
 // ProxyCapability is the cluster-proxy entry (gate
@@ -35,19 +38,32 @@ type Options struct {
 // withdrawn from every profile at start: consumers must not keep using a
 // way in that nobody maintains.
 func ProxyCapability(opts Options) capability.Capability {
-	return sourceCapability("cluster-proxy access provider", features.ClusterProfileAccessProvider, ProxyWriter,
-		[]schema.GroupVersionKind{proxyv1alpha1.GroupVersion.WithKind("ManagedProxyConfiguration")},
-		func(mgr ctrl.Manager) (Source, error) {
-			// Only the user server certificate Secrets, in any namespace: the
-			// proxy namespace comes from the configuration and may change.
-			secrets, err := filteredcache.New(mgr, &corev1.Secret{}, cache.ByObject{
-				Field: fields.OneTermEqualSelector("metadata.name", UserServerSecretName),
-			})
-			if err != nil {
-				return nil, err
-			}
-			return &Proxy{Reader: mgr.GetClient(), Secrets: secrets, Endpoint: opts.Endpoint, Now: time.Now}, nil
-		}, opts)
+	return sourceCapability("cluster-proxy access provider", features.ClusterProfileAccessProvider, ProxyWriter, ProxyRequires,
+		func(mgr ctrl.Manager) (Source, error) { return NewProxy(mgr, opts) }, opts)
+}
+
+// ProxyRequires are the APIs the cluster-proxy source reads.
+var ProxyRequires = []schema.GroupVersionKind{proxyv1alpha1.GroupVersion.WithKind("ManagedProxyConfiguration")}
+
+// NewProxy is the cluster-proxy source on mgr.
+func NewProxy(mgr ctrl.Manager, opts Options) (*Proxy, error) {
+	// Only the user server certificate Secrets, in any namespace: the
+	// proxy namespace comes from the configuration and may change.
+	secrets, err := filteredcache.New(mgr, &corev1.Secret{}, cache.ByObject{
+		Field: fields.OneTermEqualSelector("metadata.name", UserServerSecretName),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Proxy{Reader: mgr.GetClient(), Secrets: secrets, Endpoint: opts.Endpoint, Now: time.Now}, nil
+}
+
+// NewDirect is the direct source on mgr.
+func NewDirect(mgr ctrl.Manager, opts Options) *Direct {
+	if opts.DirectEntryName == "" {
+		opts.DirectEntryName = DefaultDirectEntryName
+	}
+	return &Direct{Reader: mgr.GetClient(), Name: opts.DirectEntryName, Now: time.Now}
 }
 
 // DirectCapability is the direct entry (gate ClusterProfileDirectAccess);
@@ -57,9 +73,7 @@ func DirectCapability(opts Options) capability.Capability {
 		opts.DirectEntryName = DefaultDirectEntryName
 	}
 	return sourceCapability("direct access provider", features.ClusterProfileDirectAccess, DirectWriter(opts.DirectEntryName), nil,
-		func(mgr ctrl.Manager) (Source, error) {
-			return &Direct{Reader: mgr.GetClient(), Name: opts.DirectEntryName, Now: time.Now}, nil
-		}, opts)
+		func(mgr ctrl.Manager) (Source, error) { return NewDirect(mgr, opts), nil }, opts)
 }
 
 func sourceCapability(name string, gate featuregate.Feature, identity profilewrite.Writer, requires []schema.GroupVersionKind,
@@ -74,7 +88,7 @@ func sourceCapability(name string, gate featuregate.Feature, identity profilewri
 			if err != nil {
 				return err
 			}
-			if err := NewReconciler(mgr.GetClient(), source, opts.ManagerName).SetupWithManager(mgr, opts.Workers); err != nil {
+			if err := NewReconciler(mgr.GetClient(), source, opts.ManagerName, opts.MirrorDeletions).SetupWithManager(mgr, opts.Workers); err != nil {
 				return fmt.Errorf("setting up %s: %w", identity.FieldManager, err)
 			}
 			return nil

@@ -8,13 +8,12 @@ import (
 )
 
 // withdrawGrace is how long a source leaves its entry on a profile that no
-// namespace serves any more but that the mirror wrote. The mirror deletes
-// such a profile, so withdrawing first would cost a write on every profile
-// of an unbound namespace, racing the deletion; at the API server's pace a
-// large namespace takes a while (3,500 profiles took 50 s in make bench at
-// 35,000, where a 10 s grace cost half of them a withdrawal). Past the
-// grace (the mirror failing), the entry is withdrawn all the same; an entry
-// holds no credential, and the syncer revokes the token copies at once.
+// namespace serves any more while this process's mirror is about to delete
+// it. Withdrawing first would cost a write on every profile of an unbound
+// namespace, racing the deletion, and at the API server's pace a large
+// namespace takes a while to delete. Past the grace (the mirror failing),
+// the entry is withdrawn all the same; an entry holds no credential, and
+// the syncer revokes the token copies at once.
 const withdrawGrace = 2 * time.Minute
 
 // unservedSince remembers when each profile was first found unserved.

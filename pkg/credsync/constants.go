@@ -22,4 +22,11 @@ const (
 	// ReasonNameInvalid: <cluster>-<msa> is no valid Secret name (too long,
 	// say), so the token cannot be copied under it.
 	ReasonNameInvalid = "SyncedSecretNameInvalid"
+	// ReasonUnscopedToken: a ManagedServiceAccount names no consumer
+	// namespaces and unscoped tokens go everywhere, so every consumer
+	// namespace serving its cluster holds its token.
+	ReasonUnscopedToken = "UnscopedTokenCopied"
+	// ReasonConsumerNamespacesInvalid: the consumer namespaces annotation
+	// lists something that is no namespace name (a wildcard, say).
+	ReasonConsumerNamespacesInvalid = "ConsumerNamespacesInvalid"
 )

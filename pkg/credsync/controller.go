@@ -29,6 +29,7 @@ import (
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
@@ -56,6 +57,25 @@ type Reconciler struct {
 	reports     *reportonce.Memory
 	// blockers watches the Secrets that hold a name a copy needs.
 	blockers *blockers
+	// unscoped is where the tokens of ManagedServiceAccounts that name no
+	// consumer namespaces go.
+	unscoped UnscopedTokens
+	// published are the entries whose servers the copies record; nil: none.
+	published Published
+}
+
+// Published are the access entries this bundle publishes for a cluster; the
+// copies record their servers, and cp-creds sends a token to no other. The
+// access providers implement it (accessprovider.Published), with the very
+// functions that write the entries, so what a copy allows is what the hub
+// publishes, not what a profile's status (which tenants may write) says.
+type Published interface {
+	// Entries are the entries published on profile, a profile the hub
+	// publishes.
+	Entries(ctx context.Context, profile *cpv1alpha1.ClusterProfile) ([]cpv1alpha1.AccessProvider, error)
+	// Watch adds what changes the entries (a rotated CA, a new client
+	// config) to the syncer's controller, mapped to profiles.
+	Watch(b *builder.Builder, profiles membership.ProfileMapper) *builder.Builder
 }
 
 // Reconcile brings one namespace's copies for one cluster in line.
@@ -66,13 +86,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	var sources []Source
+	rules := Rules{Unscoped: r.unscoped}
 	if profile != nil {
 		if sources, err = r.sources(ctx, cluster); err != nil {
 			return ctrl.Result{}, err
 		}
+		if rules.Servers, err = r.publishedServers(ctx, profile); err != nil {
+			return ctrl.Result{}, err
+		}
 		r.reportInvalidNames(ctx, cluster, sources)
+		r.reportScopes(ctx, cluster, sources)
 	}
-	desired := DesiredCopies(profile, cluster, sources)
+	desired := DesiredCopies(profile, cluster, sources, rules)
 	existing, err := r.existingCopies(ctx, namespace, cluster, desired)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -128,6 +153,23 @@ func (r *Reconciler) sources(ctx context.Context, cluster string) ([]Source, err
 		sources = append(sources, s)
 	}
 	return sources, nil
+}
+
+// publishedServers are the servers of the entries the hub publishes on
+// profile.
+func (r *Reconciler) publishedServers(ctx context.Context, profile *cpv1alpha1.ClusterProfile) ([]cpcreds.PublishedServer, error) {
+	if r.published == nil {
+		return nil, nil
+	}
+	entries, err := r.published.Entries(ctx, profile)
+	if err != nil {
+		return nil, err
+	}
+	servers := make([]cpcreds.PublishedServer, 0, len(entries))
+	for _, e := range entries {
+		servers = append(servers, cpcreds.ServerOf(e.Cluster))
+	}
+	return servers, nil
 }
 
 // existingCopies returns the copies of cluster's tokens in namespace and

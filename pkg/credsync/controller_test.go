@@ -9,11 +9,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
 	"k8s.io/client-go/tools/events"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
@@ -53,6 +57,32 @@ func hub(extra ...client.Object) []client.Object {
 	}, extra...)
 }
 
+// scoped is hub with multikueue's consumer namespaces set to value.
+func scoped(value string, extra ...client.Object) []client.Object {
+	objects := hub(extra...)
+	for _, obj := range objects {
+		if msa, ok := obj.(*authv1beta1.ManagedServiceAccount); ok {
+			msa.Annotations = map[string]string{cpcreds.AnnotationConsumerNamespaces: value}
+		}
+	}
+	return objects
+}
+
+// publishedAt publishes every cluster at one server, as a stand-in for the
+// access providers (whose own entries are tested in accessprovider).
+type publishedAt string
+
+func (p publishedAt) Entries(_ context.Context, profile *cpv1alpha1.ClusterProfile) ([]cpv1alpha1.AccessProvider, error) {
+	return []cpv1alpha1.AccessProvider{{Name: "open-cluster-management",
+		Cluster: clientcmdv1.Cluster{Server: string(p) + "/" + profile.Name, CertificateAuthorityData: []byte("proxy CA")}}}, nil
+}
+
+func (p publishedAt) Watch(b *builder.Builder, _ membership.ProfileMapper) *builder.Builder { return b }
+
+const unscopedEvent = "Warning UnscopedTokenCopied This ManagedServiceAccount names no consumer namespaces, so its token is copied " +
+	"into every namespace that serves cluster c1 (now: team) and any consumer there can use it. " +
+	"Set the annotation clusterprofile.open-cluster-management.io/consumer-namespaces to the namespaces that need it."
+
 func newTestReconciler(c client.Client, recorder events.EventRecorder) *Reconciler {
 	return &Reconciler{client: c, members: membership.Reader{Client: c}, tokens: c, copies: copiesOnly{c}, apiReader: c,
 		recorder: recorder, managerName: "open-cluster-management", reports: reportonce.New(), blockers: newBlockers(nil)}
@@ -76,7 +106,11 @@ func secretsIn(t *testing.T, c client.Client, namespace string) map[string]*core
 }
 
 func syncedCopy(ns string) *corev1.Secret {
-	s := DesiredCopies(profile(ns, "c1"), "c1", []Source{tokenSource("c1", "multikueue", "t1")})[0]
+	return syncedCopyWith(ns, tokenSource("c1", "multikueue", "t1"), Rules{})
+}
+
+func syncedCopyWith(ns string, source Source, rules Rules) *corev1.Secret {
+	s := DesiredCopies(profile(ns, "c1"), "c1", []Source{source}, rules)[0]
 	s.TypeMeta = metav1.TypeMeta{}
 	return s
 }
@@ -86,16 +120,42 @@ func syncedCopy(ns string) *corev1.Secret {
 func TestReconcile(t *testing.T) {
 	squatter := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "c1-multikueue"},
 		Data: map[string][]byte{"token": []byte("somebody else's")}}
+	scopedToTeam := tokenSource("c1", "multikueue", "t1")
+	scopedToTeam.MSA.Annotations = map[string]string{cpcreds.AnnotationConsumerNamespaces: "team"}
 	cases := map[string]struct {
 		namespace  string
 		objects    []client.Object
+		unscoped   UnscopedTokens
+		published  Published
 		want       map[string]*corev1.Secret
 		wantEvents []string
 		wantBlocks []string
 	}{
-		"a served profile gets the copy": {
+		"a served profile gets the copy of an unscoped token, with a warning": {
 			namespace: "team", objects: hub(profile("team", "c1")),
-			want: map[string]*corev1.Secret{"c1-multikueue": syncedCopy("team")},
+			want:       map[string]*corev1.Secret{"c1-multikueue": syncedCopy("team")},
+			wantEvents: []string{unscopedEvent},
+		},
+		"unscoped tokens go nowhere when asked, unreported": {
+			namespace: "team", objects: hub(profile("team", "c1"), syncedCopy("team")), unscoped: UnscopedNowhere,
+			want: map[string]*corev1.Secret{},
+		},
+		"a scoped token goes to a namespace it names, recording the published server": {
+			namespace: "team", objects: scoped("argocd,team", profile("team", "c1")), unscoped: UnscopedNowhere,
+			published: publishedAt("https://proxy.example.com:9092"),
+			want: map[string]*corev1.Secret{"c1-multikueue": syncedCopyWith("team", scopedToTeam, Rules{Servers: []cpcreds.PublishedServer{
+				{Server: "https://proxy.example.com:9092/c1", CASHA256: "be7c71b72ec51f80aad6c47e11811690f5164ba8eff775d5fea3ae66cb83ad76"}}})},
+		},
+		"a scoped token leaves a namespace it no longer names": {
+			namespace: "team", objects: scoped("argocd", profile("team", "c1"), syncedCopy("team")),
+			want: map[string]*corev1.Secret{},
+		},
+		"entries that name no namespace are reported": {
+			namespace: "team", objects: scoped("*,team-*", profile("team", "c1")),
+			want: map[string]*corev1.Secret{},
+			wantEvents: []string{"Warning ConsumerNamespacesInvalid Ignoring *, team-* in the annotation " +
+				"clusterprofile.open-cluster-management.io/consumer-namespaces: not namespace names (no wildcards); " +
+				"list the consumer namespaces by name, comma-separated."},
 		},
 		"a forged profile in a namespace that serves nothing gets none, and loses one it had": {
 			namespace: "unbound", objects: hub(profile("unbound", "c1"), syncedCopy("unbound")),
@@ -104,7 +164,7 @@ func TestReconcile(t *testing.T) {
 		"a name held by another Secret is reported, watched, and never overwritten": {
 			namespace: "team", objects: hub(profile("team", "c1"), squatter),
 			want: map[string]*corev1.Secret{"c1-multikueue": squatter},
-			wantEvents: []string{"Warning SyncedSecretNameCollision Not copying the token to team/c1-multikueue: " +
+			wantEvents: []string{unscopedEvent, "Warning SyncedSecretNameCollision Not copying the token to team/c1-multikueue: " +
 				"that name holds a Secret that is not a synced token. Rename this ManagedServiceAccount."},
 			wantBlocks: []string{"team/c1-multikueue"},
 		},
@@ -114,6 +174,7 @@ func TestReconcile(t *testing.T) {
 			c := utiltesting.FakeClientBuilder(tc.objects...).WithIndex(&corev1.Secret{}, IndexCopyOf, IndexCopy).Build()
 			recorder := events.NewFakeRecorder(10)
 			r := newTestReconciler(c, recorder)
+			r.unscoped, r.published = tc.unscoped, tc.published
 			req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: tc.namespace, Name: "c1"}}
 
 			if _, err := r.Reconcile(context.Background(), req); err != nil {

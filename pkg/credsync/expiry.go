@@ -24,8 +24,8 @@ const ExpiringWithin = time.Hour
 // have). It reads the syncer's cache of copies, so a scrape costs no API
 // request. No metric carries a cluster or namespace label.
 type tokenExpiry struct {
-	copies, earliest, soon *prometheus.Desc
-	now                    func() time.Time
+	copies, earliest, soon, unscoped *prometheus.Desc
+	now                              func() time.Time
 
 	mu sync.Mutex
 	// cached lists the cached copies; nil before a syncer is set up.
@@ -41,6 +41,9 @@ func newTokenExpiry(now func() time.Time) *tokenExpiry {
 			nil, nil),
 		soon: prometheus.NewDesc(metrics.Name("synced_tokens_expiring_within_hour"),
 			"Synced token copies that expire within the next hour or have expired.", nil, nil),
+		unscoped: prometheus.NewDesc(metrics.Name("synced_tokens_unscoped"),
+			"Synced token copies of ManagedServiceAccounts that name no consumer namespaces, copied into every namespace serving their cluster.",
+			nil, nil),
 		now: now,
 	}
 }
@@ -61,6 +64,7 @@ func (c *tokenExpiry) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.copies
 	ch <- c.earliest
 	ch <- c.soon
+	ch <- c.unscoped
 }
 
 // Collect emits nothing while the cache cannot answer (not started, or this
@@ -82,6 +86,7 @@ func (c *tokenExpiry) Collect(ch chan<- prometheus.Metric) {
 	s := summarizeExpiry(copies, c.now())
 	ch <- prometheus.MustNewConstMetric(c.copies, prometheus.GaugeValue, float64(s.copies))
 	ch <- prometheus.MustNewConstMetric(c.soon, prometheus.GaugeValue, float64(s.expiringSoon))
+	ch <- prometheus.MustNewConstMetric(c.unscoped, prometheus.GaugeValue, float64(s.unscoped))
 	if s.earliest != nil {
 		ch <- prometheus.MustNewConstMetric(c.earliest, prometheus.GaugeValue, s.earliest.Seconds())
 	}
@@ -91,6 +96,8 @@ func (c *tokenExpiry) Collect(ch chan<- prometheus.Metric) {
 type expirySummary struct {
 	copies       int
 	expiringSoon int
+	// unscoped counts the copies marked cpcreds.AnnotationUnscoped.
+	unscoped int
 	// earliest is the time left on the copy that expires first, nil when no
 	// copy carries a readable expiry.
 	earliest *time.Duration
@@ -110,6 +117,9 @@ func summarizeExpiry(copies []any, now time.Time) expirySummary {
 			continue
 		}
 		s.copies++
+		if secret.Annotations[cpcreds.AnnotationUnscoped] == "true" {
+			s.unscoped++
+		}
 		value, ok := secret.Annotations[cpcreds.AnnotationTokenExpiration]
 		if !ok {
 			continue

@@ -27,6 +27,11 @@ func tokenCopy(ns, name, expires string) *corev1.Secret {
 	return s
 }
 
+func unscoped(s *corev1.Secret) *corev1.Secret {
+	metav1.SetMetaDataAnnotation(&s.ObjectMeta, cpcreds.AnnotationUnscoped, "true")
+	return s
+}
+
 func inFromScrape(d time.Duration) string { return scrapeTime.Add(d).Format(time.RFC3339) }
 
 func TestSummarizeExpiry(t *testing.T) {
@@ -51,6 +56,10 @@ func TestSummarizeExpiry(t *testing.T) {
 		"what is not a Secret is not counted": {
 			copies: []any{&corev1.ConfigMap{}, tokenCopy("a", "c1-m", "")},
 			want:   expirySummary{copies: 1},
+		},
+		"unscoped copies are counted": {
+			copies: []any{unscoped(tokenCopy("a", "c1-m", "")), unscoped(tokenCopy("b", "c1-m", "")), tokenCopy("b", "c1-n", "")},
+			want:   expirySummary{copies: 3, unscoped: 2},
 		},
 		"an expired copy is the earliest, negative, and expiring": {
 			copies: []any{tokenCopy("a", "c1-m", inFromScrape(-5*time.Minute)), tokenCopy("b", "c1-m", inFromScrape(24*time.Hour))},
@@ -77,7 +86,7 @@ func TestTokenExpiryCollector(t *testing.T) {
 		want    string
 	}{
 		"copies with expiries": {
-			objects: []any{tokenCopy("a", "c1-m", inFromScrape(30*time.Minute)), tokenCopy("b", "c1-m", inFromScrape(90*time.Minute)), unlabelled},
+			objects: []any{tokenCopy("a", "c1-m", inFromScrape(30*time.Minute)), unscoped(tokenCopy("b", "c1-m", inFromScrape(90*time.Minute))), unlabelled},
 			want: `
 # HELP clusterprofile_synced_token_earliest_expiry_seconds Seconds until the earliest synced token copy expires (negative once expired); absent while no copy carries an expiry.
 # TYPE clusterprofile_synced_token_earliest_expiry_seconds gauge
@@ -88,6 +97,9 @@ clusterprofile_synced_tokens 2
 # HELP clusterprofile_synced_tokens_expiring_within_hour Synced token copies that expire within the next hour or have expired.
 # TYPE clusterprofile_synced_tokens_expiring_within_hour gauge
 clusterprofile_synced_tokens_expiring_within_hour 1
+# HELP clusterprofile_synced_tokens_unscoped Synced token copies of ManagedServiceAccounts that name no consumer namespaces, copied into every namespace serving their cluster.
+# TYPE clusterprofile_synced_tokens_unscoped gauge
+clusterprofile_synced_tokens_unscoped 1
 `,
 		},
 		"no copies": {
@@ -98,6 +110,9 @@ clusterprofile_synced_tokens 0
 # HELP clusterprofile_synced_tokens_expiring_within_hour Synced token copies that expire within the next hour or have expired.
 # TYPE clusterprofile_synced_tokens_expiring_within_hour gauge
 clusterprofile_synced_tokens_expiring_within_hour 0
+# HELP clusterprofile_synced_tokens_unscoped Synced token copies of ManagedServiceAccounts that name no consumer namespaces, copied into every namespace serving their cluster.
+# TYPE clusterprofile_synced_tokens_unscoped gauge
+clusterprofile_synced_tokens_unscoped 0
 `,
 		},
 	}

@@ -78,10 +78,14 @@ func sameSource(a, b *corev1.Secret) bool {
 	return aok && bok && ac == bc && am == bm
 }
 
+// copyAnnotations are the annotations the syncer writes on a copy.
+var copyAnnotations = []string{cpcreds.AnnotationSourceCluster, cpcreds.AnnotationSourceManagedServiceAccount,
+	cpcreds.AnnotationTokenExpiration, cpcreds.AnnotationPublishedServers, cpcreds.AnnotationUnscoped}
+
 // CopyUpToDate tells whether current carries everything the syncer writes
-// with want's values: token and CA, type, the synced-from label, the source
-// and expiry annotations, and the owner reference. Fields others added to
-// the Secret are not the syncer's to judge.
+// with want's values: token and CA, type, the synced-from label, the
+// copyAnnotations, and the owner reference. Fields others added to the
+// Secret are not the syncer's to judge.
 func CopyUpToDate(current, want *corev1.Secret) bool {
 	if current.Type != want.Type || current.Labels[LabelSyncedFrom] != want.Labels[LabelSyncedFrom] {
 		return false
@@ -89,7 +93,7 @@ func CopyUpToDate(current, want *corev1.Secret) bool {
 	if !sameData(current, want, cpcreds.SecretKeyToken) || !sameData(current, want, cpcreds.SecretKeyCA) {
 		return false
 	}
-	for _, key := range []string{cpcreds.AnnotationSourceCluster, cpcreds.AnnotationSourceManagedServiceAccount, cpcreds.AnnotationTokenExpiration} {
+	for _, key := range copyAnnotations {
 		got, has := current.Annotations[key]
 		expected, wants := want.Annotations[key]
 		if has != wants || got != expected {

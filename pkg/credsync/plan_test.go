@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
@@ -37,28 +38,117 @@ func tokenSource(cluster, msa, token string) Source {
 func TestDesiredCopies(t *testing.T) {
 	withoutToken := tokenSource("c1", "pending", "")
 	withoutToken.Token = nil
-	got := DesiredCopies(profile("team", "c1"), "c1", []Source{tokenSource("c1", "multikueue", "t1"), withoutToken, tokenSource("c1", "empty", "")})
-	want := []*corev1.Secret{{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: "team", Name: "c1-multikueue",
-			Labels: map[string]string{LabelSyncedFrom: "c1-multikueue"},
-			Annotations: map[string]string{
-				cpcreds.AnnotationSourceCluster:               "c1",
-				cpcreds.AnnotationSourceManagedServiceAccount: "multikueue",
-				cpcreds.AnnotationTokenExpiration:             "2027-01-02T03:04:05Z",
+	proxy := cpcreds.PublishedServer{Server: "https://cluster-proxy-addon-user.ocm:9092/c1", CASHA256: "ab12"}
+	direct := cpcreds.PublishedServer{Server: "https://c1.example.com:6443"}
+	// copyIn is the copy of the multikueue token in ns, with annotations on
+	// top of the source and expiry ones.
+	copyIn := func(ns string, annotations map[string]string) *corev1.Secret {
+		s := &corev1.Secret{
+			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+			ObjectMeta: metav1.ObjectMeta{
+				Namespace: ns, Name: "c1-multikueue",
+				Labels: map[string]string{LabelSyncedFrom: "c1-multikueue"},
+				Annotations: map[string]string{
+					cpcreds.AnnotationSourceCluster:               "c1",
+					cpcreds.AnnotationSourceManagedServiceAccount: "multikueue",
+					cpcreds.AnnotationTokenExpiration:             "2027-01-02T03:04:05Z",
+				},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "multicluster.x-k8s.io/v1alpha1", Kind: "ClusterProfile",
+					Name: "c1", UID: types.UID("uid-" + ns + "-c1"), BlockOwnerDeletion: new(bool)}},
 			},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "multicluster.x-k8s.io/v1alpha1", Kind: "ClusterProfile",
-				Name: "c1", UID: "uid-team-c1", BlockOwnerDeletion: new(bool)}},
-		},
-		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{"token": []byte("t1"), "ca.crt": []byte("ca")},
-	}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("desired copies (-want +got):\n%s", diff)
+			Type: corev1.SecretTypeOpaque,
+			Data: map[string][]byte{"token": []byte("t1"), "ca.crt": []byte("ca")},
+		}
+		for k, v := range annotations {
+			s.Annotations[k] = v
+		}
+		return s
 	}
-	if got := DesiredCopies(nil, "c1", nil); len(got) != 0 {
-		t.Errorf("no profile, no copies; got %d", len(got))
+	scoped := func(value string) Source {
+		s := tokenSource("c1", "multikueue", "t1")
+		s.MSA.Annotations = map[string]string{cpcreds.AnnotationConsumerNamespaces: value}
+		return s
+	}
+	cases := map[string]struct {
+		namespace string
+		sources   []Source
+		rules     Rules
+		want      []*corev1.Secret
+	}{
+		"an unscoped token goes everywhere by default, marked so": {
+			namespace: "team",
+			sources:   []Source{tokenSource("c1", "multikueue", "t1"), withoutToken, tokenSource("c1", "empty", "")},
+			want: []*corev1.Secret{copyIn("team", map[string]string{
+				cpcreds.AnnotationPublishedServers: "[]", cpcreds.AnnotationUnscoped: "true"})},
+		},
+		"an unscoped token goes everywhere when asked": {
+			namespace: "team",
+			sources:   []Source{tokenSource("c1", "multikueue", "t1")},
+			rules:     Rules{Unscoped: UnscopedEverywhere, Servers: []cpcreds.PublishedServer{proxy}},
+			want: []*corev1.Secret{copyIn("team", map[string]string{
+				cpcreds.AnnotationPublishedServers: `[{"server":"https://cluster-proxy-addon-user.ocm:9092/c1","caSHA256":"ab12"}]`,
+				cpcreds.AnnotationUnscoped:         "true"})},
+		},
+		"an unscoped token goes nowhere when asked": {
+			namespace: "team",
+			sources:   []Source{tokenSource("c1", "multikueue", "t1")},
+			rules:     Rules{Unscoped: UnscopedNowhere},
+		},
+		"a scoped token goes to a namespace it names, recording every published server": {
+			namespace: "kueue-system",
+			sources:   []Source{scoped(" argocd , kueue-system,")},
+			rules:     Rules{Unscoped: UnscopedNowhere, Servers: []cpcreds.PublishedServer{proxy, direct}},
+			want: []*corev1.Secret{copyIn("kueue-system", map[string]string{cpcreds.AnnotationPublishedServers: `[` +
+				`{"server":"https://c1.example.com:6443"},{"server":"https://cluster-proxy-addon-user.ocm:9092/c1","caSHA256":"ab12"}]`})},
+		},
+		"a scoped token goes nowhere else": {
+			namespace: "team",
+			sources:   []Source{scoped("argocd,kueue-system")},
+		},
+		"an empty scope names no namespace": {
+			namespace: "team",
+			sources:   []Source{scoped("")},
+		},
+		"a wildcard names no namespace": {
+			namespace: "team",
+			sources:   []Source{scoped("*")},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := DesiredCopies(profile(tc.namespace, "c1"), "c1", tc.sources, tc.rules)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("desired copies (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestScopeOf(t *testing.T) {
+	msa := func(annotations map[string]string) *authv1beta1.ManagedServiceAccount {
+		return &authv1beta1.ManagedServiceAccount{ObjectMeta: metav1.ObjectMeta{Annotations: annotations}}
+	}
+	cases := map[string]struct {
+		msa  *authv1beta1.ManagedServiceAccount
+		want Scope
+	}{
+		"no annotation": {msa: msa(nil), want: Scope{Namespaces: sets.New[string]()}},
+		"empty":         {msa: msa(map[string]string{cpcreds.AnnotationConsumerNamespaces: ""}), want: Scope{Scoped: true, Namespaces: sets.New[string]()}},
+		"names, blanks and duplicates": {
+			msa:  msa(map[string]string{cpcreds.AnnotationConsumerNamespaces: "kueue-system, argocd,,kueue-system "}),
+			want: Scope{Scoped: true, Namespaces: sets.New("kueue-system", "argocd")},
+		},
+		"what names no namespace is set apart": {
+			msa:  msa(map[string]string{cpcreds.AnnotationConsumerNamespaces: "*, team-*, Kueue, team-a"}),
+			want: Scope{Scoped: true, Namespaces: sets.New("team-a"), Invalid: []string{"*", "team-*", "Kueue"}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, ScopeOf(tc.msa)); diff != "" {
+				t.Errorf("scope (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -69,7 +159,7 @@ func cached(s *corev1.Secret) *corev1.Secret {
 }
 
 func TestTheCopiesCacheHoldsDigestsOnly(t *testing.T) {
-	copy := DesiredCopies(profile("team", "c1"), "c1", []Source{tokenSource("c1", "m", "a-long-token")})[0]
+	copy := DesiredCopies(profile("team", "c1"), "c1", []Source{tokenSource("c1", "m", "a-long-token")}, Rules{})[0]
 	got := cached(copy)
 	for key, value := range got.Data {
 		if len(value) != 32 || string(value) == string(copy.Data[key]) {
@@ -86,7 +176,7 @@ func TestTheCopiesCacheHoldsDigestsOnly(t *testing.T) {
 
 func TestPlanCopies(t *testing.T) {
 	want := func(cluster, msa, token string) *corev1.Secret {
-		return DesiredCopies(profile("team", cluster), cluster, []Source{tokenSource(cluster, msa, token)})[0]
+		return DesiredCopies(profile("team", cluster), cluster, []Source{tokenSource(cluster, msa, token)}, Rules{})[0]
 	}
 	edited := want("c1", "m", "t1")
 	edited.Data["token"] = []byte("tampered")
@@ -142,7 +232,7 @@ func TestCopiesThatCannotBeNamedAreLeftOut(t *testing.T) {
 	long := strings.Repeat("m", 251) // "c1-" makes 254
 	sources := []Source{tokenSource("c1", "ok", "t1"), tokenSource("c1", long, "t2"), tokenSource("c1", "Upper", "t3")}
 	var names []string
-	for _, s := range DesiredCopies(profile("team", "c1"), "c1", sources) {
+	for _, s := range DesiredCopies(profile("team", "c1"), "c1", sources, Rules{}) {
 		names = append(names, s.Name)
 	}
 	if diff := cmp.Diff([]string{"c1-ok"}, names); diff != "" {

@@ -38,6 +38,14 @@ import (
 type Options struct {
 	ManagerName string
 	Workers     int
+	// Unscoped is where the tokens of ManagedServiceAccounts that name no
+	// consumer namespaces go (UnscopedEverywhere when empty).
+	Unscoped UnscopedTokens
+	// Published builds, on the manager, the entries whose servers the copies
+	// record; nil records none, and cp-creds then refuses every copy.
+	Published func(mgr ctrl.Manager) (Published, error)
+	// PublishedRequires are the APIs Published reads.
+	PublishedRequires []schema.GroupVersionKind
 }
 
 // syncedCopies selects the copies this syncer (or upstream's) writes.
@@ -94,7 +102,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		client: mgr.GetClient(), members: membership.Reader{Client: mgr.GetClient()},
 		tokens: tokens, copies: copies, apiReader: mgr.GetAPIReader(),
 		recorder: eventnote.Truncating(mgr.GetEventRecorder(ControllerName)), managerName: opts.ManagerName,
-		reports: reportonce.New(), blockers: blocked,
+		reports: reportonce.New(), blockers: blocked, unscoped: opts.Unscoped,
+	}
+	if opts.Published != nil {
+		if r.published, err = opts.Published(mgr); err != nil {
+			return err
+		}
 	}
 	m := &keyMapper{client: mgr.GetClient()}
 	b := ctrl.NewControllerManagedBy(mgr).
@@ -111,7 +124,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1)})
 	// Profile keys (namespace/name) are syncer keys: a profile is named
 	// after its cluster.
-	return membership.ProfileMapper{Client: mgr.GetClient()}.Watch(b).Complete(r)
+	profiles := membership.ProfileMapper{Client: mgr.GetClient()}
+	b = profiles.Watch(b)
+	if r.published != nil {
+		b = r.published.Watch(b, profiles)
+	}
+	return b.Complete(r)
 }
 
 // keyMapper maps events to (namespace, cluster) keys.
@@ -165,8 +183,8 @@ func Capability(opts Options) capability.Capability {
 	return capability.Capability{
 		Name: "credential syncer",
 		Gate: features.ClusterProfileCredSyncer,
-		Requires: append([]schema.GroupVersionKind{clusterprofile.API,
-			authv1beta1.GroupVersion.WithKind("ManagedServiceAccount")}, membership.APIs...),
+		Requires: append(append([]schema.GroupVersionKind{clusterprofile.API,
+			authv1beta1.GroupVersion.WithKind("ManagedServiceAccount")}, membership.APIs...), opts.PublishedRequires...),
 		Indexes: []capability.Index{clusterprofile.NameIndex, membership.Index},
 		Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return Setup(ctx, mgr, opts)

@@ -35,7 +35,7 @@ func TestEventsMapToNamespaceAndClusterKeys(t *testing.T) {
 		labelled(profile("kueue", "fake-c1"), "c1"))
 	m := &keyMapper{client: c}
 	ctx := context.Background()
-	copyOf := DesiredCopies(profile("kueue", "c1"), "c1", []Source{tokenSource("c1", "m", "t")})[0]
+	copyOf := DesiredCopies(profile("kueue", "c1"), "c1", []Source{tokenSource("c1", "m", "t")}, Rules{})[0]
 
 	cases := map[string]struct {
 		mapFunc func(context.Context, client.Object) []reconcile.Request

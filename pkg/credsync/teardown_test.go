@@ -51,8 +51,8 @@ func (f *flakyAPI) funcs() interceptor.Funcs {
 // and nothing else.
 func TestTheCopiesTeardownRetriesUntilNoCopyIsLeft(t *testing.T) {
 	kueue, argocd := profile("kueue", "c1"), profile("argocd", "c2")
-	copies := append(DesiredCopies(kueue, "c1", []Source{tokenSource("c1", "a", "t1"), tokenSource("c1", "b", "t2")}),
-		DesiredCopies(argocd, "c2", []Source{tokenSource("c2", "a", "t3")})...)
+	copies := append(DesiredCopies(kueue, "c1", []Source{tokenSource("c1", "a", "t1"), tokenSource("c1", "b", "t2")}, Rules{}),
+		DesiredCopies(argocd, "c2", []Source{tokenSource("c2", "a", "t3")}, Rules{})...)
 	mine := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kueue", Name: "c1-b-mine"}}
 	objs := []client.Object{mine}
 	for _, s := range copies {

@@ -46,9 +46,16 @@ type Connection struct {
 	ServerVersion string
 	Latency       time.Duration
 	Err           error
+	// Withheld names the failed checks for which the doctor did not run the
+	// plugin at all: it sends no token to what it found wrong.
+	Withheld []string
 }
 
 func checkConnection(c Connection) []string {
+	if len(c.Withheld) > 0 {
+		return []string{fmt.Sprintf("Not connected: the checks %s failed, and the doctor sends the token only to a profile and an entry that pass them.",
+			strings.Join(c.Withheld, ", "))}
+	}
 	if c.Err == nil {
 		return nil
 	}

@@ -113,7 +113,7 @@ func (f *doctorFlags) run(cmd *cobra.Command, config *genericclioptions.ConfigFl
 	if err != nil {
 		return err
 	}
-	report := NewReport(d.Settings.Namespace, rows)
+	report := NewReport(d.Settings.Namespace, rows, d.Warnings(cmd.Context()))
 	if f.output == "json" {
 		err = PrintJSON(streams.Out, report)
 	} else {

@@ -14,9 +14,15 @@ const (
 	CheckCA        = "ca"
 	CheckExtension = "extension"
 	CheckToken     = "token"
+	CheckPublished = "published"
 	CheckAccess    = "access"
 	CheckConnect   = "connect"
 )
+
+// trustChecks are the checks a row must pass before --connect runs the
+// plugin for it: the doctor sends no token to a profile, an entry or a copy
+// it found wrong.
+var trustChecks = []string{CheckProfile, CheckEntry, CheckServer, CheckCA, CheckExtension, CheckToken, CheckPublished}
 
 // DefaultExpiryMargin is how close to its expiry a token copy counts as
 // "about to expire": the horizon of the syncer's expiring-soon metric and

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
+	"k8s.io/utils/ptr"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
@@ -23,7 +24,10 @@ func TestDiagnose(t *testing.T) {
 	goodCA := pemCA(t, now.Add(365*24*time.Hour))
 	entry := func(o *Observed) *clientcmdv1.Cluster { return &o.Profile.Status.AccessProviders[0].Cluster }
 	tests := map[string]struct {
-		mutate       func(o *Observed, s *Settings)
+		mutate func(o *Observed, s *Settings)
+		// published, when set, is what the copy records instead of the
+		// servers of the (mutated) profile's entries.
+		published    *string
 		wantProvider string
 		wantChecks   []Check
 	}{
@@ -59,6 +63,17 @@ func TestDiagnose(t *testing.T) {
 			},
 			wantProvider: "open-cluster-management",
 			wantChecks:   passing(map[string]string{CheckProfile: "ControlPlaneHealthy is False (ManagedClusterLeaseUpdateStopped: Registration agent stopped updating its lease.): the cluster's control plane is not healthy; look at ManagedCluster cluster1 and its klusterlet."}),
+		},
+		"an entry at a server the hub does not publish": {
+			mutate:       func(o *Observed, _ *Settings) { entry(o).Server = "https://trap.example.com:8443" },
+			published:    ptr.To(`[{"server":"https://cluster-proxy-addon-user.open-cluster-management-addon:9092/cluster1"}]`),
+			wantProvider: "open-cluster-management",
+			wantChecks:   passing(map[string]string{CheckPublished: `Refusing to send the token of cluster "cluster1" to https://trap.example.com:8443: the hub publishes that cluster at https://cluster-proxy-addon-user.open-cluster-management-addon:9092/cluster1; the access entry the consumer used was not written by this bundle (look at the ClusterProfile with ` + "`kubectl clusterprofile doctor`" + `).`}),
+		},
+		"a copy that records no server": {
+			published:    ptr.To("[]"),
+			wantProvider: "open-cluster-management",
+			wantChecks:   passing(map[string]string{CheckPublished: `Refusing to send the token of cluster "cluster1" to https://cluster-proxy-addon-user.open-cluster-management-addon:9092/cluster1: no access provider of this bundle publishes a server for that cluster (is its entry's source, such as cluster-proxy, configured?).`}),
 		},
 		"no entry for the consumer's providers": {
 			mutate: func(_ *Observed, s *Settings) { s.Providers = []string{"gke", "argocd"} },
@@ -172,6 +187,12 @@ func TestDiagnose(t *testing.T) {
 			if tc.mutate != nil {
 				tc.mutate(&o, &s)
 			}
+			if o.Copy.Secret != nil && o.Copy.Secret.Annotations != nil {
+				publishedAsIn(o.Copy.Secret, o.Profile)
+				if tc.published != nil {
+					o.Copy.Secret.Annotations[cpcreds.AnnotationPublishedServers] = *tc.published
+				}
+			}
 
 			got := Diagnose(o, s)
 
@@ -202,6 +223,10 @@ func TestDiagnoseConnection(t *testing.T) {
 			connection: Connection{Err: errors.New(`no matching cluster accessor found for cluster profile "cluster1"`)},
 			want:       Check{Name: CheckConnect, Fix: `No rest.Config could be built the way a consumer builds it (no matching cluster accessor found for cluster profile "cluster1"): fix the checks above.`},
 		},
+		"withheld": {
+			connection: Connection{Withheld: []string{CheckProfile, CheckPublished}},
+			want:       Check{Name: CheckConnect, Fix: "Not connected: the checks profile, published failed, and the doctor sends the token only to a profile and an entry that pass them."},
+		},
 		"the token rejected": {
 			connection: Connection{Server: "https://10.0.0.1:6443", Err: apierrors.NewUnauthorized("the server has asked for the client to provide credentials")},
 			want:       Check{Name: CheckConnect, Fix: "https://10.0.0.1:6443 rejected the token (401 Unauthorized): the copied ManagedServiceAccount token is not valid on the managed cluster; check the ManagedServiceAccount and its agent there."},
@@ -215,6 +240,7 @@ func TestDiagnoseConnection(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			o := Observed{Profile: healthyProfile(goodCA), Copy: CopyRead{Secret: syncedCopy(now.Add(24 * time.Hour))},
 				Access: AccessReview{Allowed: true}, Connect: &tc.connection}
+			publishedAsIn(o.Copy.Secret, o.Profile)
 
 			got := Diagnose(o, settings)
 
@@ -228,7 +254,7 @@ func TestDiagnoseConnection(t *testing.T) {
 }
 
 func TestNoProfiles(t *testing.T) {
-	got := NewReport("team-a", []Row{NoProfiles("team-a")})
+	got := NewReport("team-a", []Row{NoProfiles("team-a")}, nil)
 	want := Report{Namespace: "team-a", Rows: []Row{{Checks: []Check{{Name: CheckProfiles,
 		Fix: "There is no ClusterProfile in namespace team-a: profiles appear only where a ManagedClusterSetBinding is Bound to a set that contains clusters; check `kubectl get managedclustersetbindings -n team-a` (condition Bound True) and that the ClusterProfile gate is on."}}}}}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -59,7 +59,17 @@ func (d *Doctor) Run(ctx context.Context) ([]Row, error) {
 	settings.Now = d.Now()
 	rows := make([]Row, 0, len(list.Items))
 	for i := range list.Items {
-		rows = append(rows, Diagnose(d.observe(ctx, &list.Items[i]), settings))
+		o := d.observe(ctx, &list.Items[i])
+		row := Diagnose(o, settings)
+		if d.Connect {
+			c := Connection{Withheld: row.failed(trustChecks)}
+			if len(c.Withheld) == 0 {
+				c = d.connect(ctx, &list.Items[i])
+			}
+			o.Connect = &c
+			row = Diagnose(o, settings)
+		}
+		rows = append(rows, row)
 	}
 	return rows, nil
 }
@@ -72,10 +82,6 @@ func (d *Doctor) observe(ctx context.Context, p *cpv1alpha1.ClusterProfile) Obse
 		o.Copy = CopyRead{Err: err}
 	} else {
 		o.Copy = CopyRead{Secret: secret}
-	}
-	if d.Connect {
-		c := d.connect(ctx, p)
-		o.Connect = &c
 	}
 	return o
 }

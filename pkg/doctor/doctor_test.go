@@ -70,11 +70,24 @@ var settings = Settings{Namespace: "team-a", Providers: []string{"open-cluster-m
 	ManagerName: clusterprofile.DefaultManagerName, ExpiryMargin: time.Hour, Now: now}
 
 // passing lists the checks of a row without --connect, all passed but those
-// in failed.
+// in failed; the published check comes only with a good token copy.
 func passing(failed map[string]string) []Check {
 	var out []Check
-	for _, name := range []string{CheckProfile, CheckEntry, CheckServer, CheckCA, CheckExtension, CheckToken, CheckAccess} {
+	for _, name := range []string{CheckProfile, CheckEntry, CheckServer, CheckCA, CheckExtension, CheckToken, CheckPublished, CheckAccess} {
+		if name == CheckPublished && failed[CheckToken] != "" {
+			continue
+		}
 		out = append(out, Check{Name: name, OK: failed[name] == "", Fix: failed[name]})
 	}
 	return out
+}
+
+// publishedAsIn records on copy, as the syncer does, the servers of
+// profile's entries.
+func publishedAsIn(copy *corev1.Secret, profile *cpv1alpha1.ClusterProfile) {
+	var servers []cpcreds.PublishedServer
+	for _, e := range profile.Status.AccessProviders {
+		servers = append(servers, cpcreds.ServerOf(e.Cluster))
+	}
+	metav1.SetMetaDataAnnotation(&copy.ObjectMeta, cpcreds.AnnotationPublishedServers, cpcreds.EncodePublishedServers(servers))
 }

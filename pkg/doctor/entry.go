@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	clientauthenticationv1 "k8s.io/client-go/pkg/apis/clientauthentication/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
@@ -95,4 +97,17 @@ func checkExtension(entry *cpv1alpha1.AccessProvider, cluster string) []string {
 	}
 	return []string{fmt.Sprintf("The entry %q has no extension %s: cp-creds cannot tell which cluster it runs for; use an entry written by this bundle's access providers.",
 		entry.Name, cpcreds.ExecExtensionName)}
+}
+
+// checkPublished: the entry's server (and CA) must be one the hub publishes
+// for the cluster, as the syncer recorded it on the token copy: the rule
+// cp-creds applies (cpcreds.CheckServer) before it hands the token out.
+func checkPublished(copy *corev1.Secret, entry *cpv1alpha1.AccessProvider) []string {
+	err := cpcreds.CheckServer(copy, &clientauthenticationv1.Cluster{Server: entry.Cluster.Server,
+		CertificateAuthorityData: entry.Cluster.CertificateAuthorityData, TLSServerName: entry.Cluster.TLSServerName,
+		InsecureSkipTLSVerify: entry.Cluster.InsecureSkipTLSVerify})
+	if err != nil {
+		return []string{sentence(err.Error())}
+	}
+	return nil
 }

@@ -33,7 +33,15 @@ func PrintTable(w io.Writer, r Report) error {
 			}
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, warning := range r.Warnings {
+		if _, err := fmt.Fprintf(w, "WARNING: %s\n", warning); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func passed(row Row) string {

@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"slices"
 	"time"
 
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
@@ -35,20 +36,34 @@ func (r Row) OK() bool {
 	return true
 }
 
+// failed names the checks of the row among names that failed.
+func (r Row) failed(names []string) []string {
+	var out []string
+	for _, c := range r.Checks {
+		if !c.OK && slices.Contains(names, c.Name) {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
 // Report is what `doctor` prints.
 type Report struct {
 	Namespace string `json:"namespace"`
 	Rows      []Row  `json:"rows"`
 	OK        bool   `json:"ok"`
+	// Warnings are about the namespace as a whole (tokens other consumers
+	// can use, say); they do not fail the report.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // NewReport sums the rows up.
-func NewReport(namespace string, rows []Row) Report {
+func NewReport(namespace string, rows []Row, warnings []string) Report {
 	ok := len(rows) > 0
 	for _, r := range rows {
 		ok = ok && r.OK()
 	}
-	return Report{Namespace: namespace, Rows: rows, OK: ok}
+	return Report{Namespace: namespace, Rows: rows, OK: ok, Warnings: warnings}
 }
 
 // Settings are what the checks compare against.
@@ -89,7 +104,11 @@ func Diagnose(o Observed, s Settings) Row {
 		add(CheckCA, checkCA(entry.Cluster.CertificateAuthorityData, s.Now))
 		add(CheckExtension, checkExtension(entry, cluster))
 	}
-	add(CheckToken, checkCopy(o.Copy, cluster, s))
+	tokenFixes := checkCopy(o.Copy, cluster, s)
+	add(CheckToken, tokenFixes)
+	if entry != nil && len(tokenFixes) == 0 {
+		add(CheckPublished, checkPublished(o.Copy.Secret, entry))
+	}
 	add(CheckAccess, checkAccess(o.Access, s.Namespace))
 	if o.Connect != nil {
 		add(CheckConnect, checkConnection(*o.Connect))

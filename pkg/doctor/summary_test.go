@@ -92,7 +92,7 @@ func TestPrintTable(t *testing.T) {
 			Checks: []Check{{Name: CheckProfile, OK: true}, {Name: CheckConnect, OK: true}}},
 		{Cluster: "cluster2", Checks: []Check{{Name: CheckProfile, OK: true}, {Name: CheckEntry, Fix: "Add an entry."}, {Name: CheckToken, Fix: "Sync the token."}}},
 		NoProfiles("team-a"),
-	})
+	}, []string{"Namespace team-a holds another consumer's unscoped tokens."})
 	var out bytes.Buffer
 	if err := PrintTable(&out, report); err != nil {
 		t.Fatal(err)
@@ -103,11 +103,34 @@ func TestPrintTable(t *testing.T) {
 		"                                           entry: Add an entry.\n" +
 		"                                           token: Sync the token.\n" +
 		"-         FAIL    -                        passed: -\n" +
-		"                                           profiles: " + noProfilesFix("team-a") + "\n"
+		"                                           profiles: " + noProfilesFix("team-a") + "\n" +
+		"WARNING: Namespace team-a holds another consumer's unscoped tokens.\n"
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("table (-want +got):\n%s", diff)
 	}
 	if report.OK {
 		t.Errorf("a report with failed rows is OK")
+	}
+}
+
+func TestUnscopedWarnings(t *testing.T) {
+	copyOf := func(cluster, msa string, unscoped bool) metav1.PartialObjectMetadata {
+		annotations := map[string]string{cpcreds.AnnotationSourceCluster: cluster, cpcreds.AnnotationSourceManagedServiceAccount: msa}
+		if unscoped {
+			annotations[cpcreds.AnnotationUnscoped] = "true"
+		}
+		return metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "kueue-system", Name: cpcreds.SecretName(cluster, msa),
+			Annotations: annotations}}
+	}
+	got := UnscopedWarnings("kueue-system", "multikueue", []metav1.PartialObjectMetadata{
+		copyOf("c2", "argocd", true), copyOf("c1", "argocd", true), copyOf("c1", "multikueue", true),
+		copyOf("c1", "scoped", false),
+	})
+	want := []string{
+		"Namespace kueue-system holds another consumer's unscoped tokens of ManagedServiceAccount argocd (clusters c1, c2): it names no consumer namespaces, so the hub copies its token into every namespace that serves those clusters, and anyone who may read Secrets in any of them can act there with its rights. Set the annotation clusterprofile.open-cluster-management.io/consumer-namespaces on the ManagedServiceAccount (in each cluster's hub namespace) to the namespaces that need it.",
+		"Namespace kueue-system holds your unscoped tokens of ManagedServiceAccount multikueue (clusters c1): it names no consumer namespaces, so the hub copies its token into every namespace that serves those clusters, and anyone who may read Secrets in any of them can act there with its rights. Set the annotation clusterprofile.open-cluster-management.io/consumer-namespaces on the ManagedServiceAccount (in each cluster's hub namespace) to the namespaces that need it.",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 }

@@ -49,6 +49,9 @@ type Options struct {
 	ProxyEndpoint accessprovider.Endpoint
 	// DirectEntryName names the direct access provider entry.
 	DirectEntryName string
+	// UnscopedTokens is where the syncer copies the tokens of
+	// ManagedServiceAccounts that name no consumer namespaces.
+	UnscopedTokens credsync.UnscopedTokens
 	// Agent configures the cluster-profile-agent addon (gate ClusterProfileAgent).
 	Agent addon.Options
 	// MultiKueue configures the MultiKueue integration (gate
@@ -142,19 +145,51 @@ func controllerOptions(c config.Controller) config.Controller {
 // Capabilities is what the manager can do, each behind its gate: set up
 // when the gate is on (once its APIs are served), torn down when it is off.
 func Capabilities(opts Options) []capability.Capability {
+	// The access providers leave their entries to go with the profiles this
+	// mirror deletes, and only those.
+	deletions := mirror.NewDeletions()
+	access := accessProviderOptions(opts)
+	access.MirrorDeletions = deletions
 	return []capability.Capability{
 		mirror.Capability(mirror.Options{
 			ManagerName:  opts.ClusterManagerName,
 			Workers:      opts.MirrorWorkers,
 			AgentReports: opts.FeatureGates.Enabled(features.ClusterProfileAgent),
+			Deletions:    deletions,
 		}),
-		accessprovider.ProxyCapability(accessProviderOptions(opts)),
-		accessprovider.DirectCapability(accessProviderOptions(opts)),
-		credsync.Capability(credsync.Options{ManagerName: opts.ClusterManagerName, Workers: opts.MirrorWorkers}),
+		accessprovider.ProxyCapability(access),
+		accessprovider.DirectCapability(access),
+		credsync.Capability(credSyncerOptions(opts)),
 		addon.Capability(opts.Agent),
 		multikueue.Capability(multikueue.Options{ManagerName: opts.ClusterManagerName,
 			Namespace: opts.MultiKueue.Namespace, ConfigName: opts.MultiKueue.ConfigName}),
 	}
+}
+
+// credSyncerOptions has the syncer record, on every copy, the servers of
+// the entries the enabled access providers publish.
+func credSyncerOptions(opts Options) credsync.Options {
+	proxy := opts.FeatureGates.Enabled(features.ClusterProfileAccessProvider)
+	direct := opts.FeatureGates.Enabled(features.ClusterProfileDirectAccess)
+	sync := credsync.Options{ManagerName: opts.ClusterManagerName, Workers: opts.MirrorWorkers, Unscoped: opts.UnscopedTokens}
+	if proxy {
+		sync.PublishedRequires = accessprovider.ProxyRequires
+	}
+	sync.Published = func(mgr ctrl.Manager) (credsync.Published, error) {
+		var published accessprovider.Published
+		if proxy {
+			source, err := accessprovider.NewProxy(mgr, accessProviderOptions(opts))
+			if err != nil {
+				return nil, err
+			}
+			published = append(published, source)
+		}
+		if direct {
+			published = append(published, accessprovider.NewDirect(mgr, accessProviderOptions(opts)))
+		}
+		return published, nil
+	}
+	return sync
 }
 
 func accessProviderOptions(opts Options) accessprovider.Options {

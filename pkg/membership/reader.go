@@ -112,7 +112,7 @@ func (r Reader) readNamespaces(ctx context.Context, into map[string]NamespaceSta
 		if _, known := into[ns]; known {
 			continue
 		}
-		state, err := r.namespaceState(ctx, ns)
+		state, err := r.NamespaceState(ctx, ns)
 		if err != nil {
 			return err
 		}
@@ -121,9 +121,9 @@ func (r Reader) readNamespaces(ctx context.Context, into map[string]NamespaceSta
 	return nil
 }
 
-// namespaceState reads namespace metadata only: the informer behind it holds
+// NamespaceState reads namespace metadata only: the informer behind it holds
 // no more than that.
-func (r Reader) namespaceState(ctx context.Context, name string) (NamespaceState, error) {
+func (r Reader) NamespaceState(ctx context.Context, name string) (NamespaceState, error) {
 	ns := &metav1.PartialObjectMetadata{}
 	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
 	err := r.Client.Get(ctx, types.NamespacedName{Name: name}, ns)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -47,6 +48,9 @@ type Options struct {
 	Guard *coexistence.Guard
 	// AgentReports folds the cluster-profile-agent's reports into profiles.
 	AgentReports bool
+	// Deletions, when set, forecasts this mirror's deletions for the access
+	// providers once it is set up.
+	Deletions *Deletions
 }
 
 // Reconciler publishes one ManagedCluster as ClusterProfiles.
@@ -85,7 +89,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		opts.Guard = coexistence.NewGuard(mgr)
 	}
 	r := NewReconciler(mgr.GetClient(), eventnote.Truncating(mgr.GetEventRecorder(ControllerName)), opts)
-	return r.SetupWithManager(mgr, opts.Workers)
+	if err := r.SetupWithManager(mgr, opts.Workers); err != nil {
+		return err
+	}
+	if opts.Deletions != nil {
+		opts.Deletions.running(opts.ManagerName, membership.Reader{Client: mgr.GetClient()}, opts.Guard)
+	}
+	return nil
 }
 
 // SetupWithManager wires the watches.
@@ -217,4 +227,47 @@ func (r *Reconciler) executeStep(ctx context.Context, s step) error {
 	}
 	_, err := r.writer.Execute(ctx, s.write)
 	return err
+}
+
+// Deletions forecasts, for the access providers, whether this process's
+// mirror is about to delete a profile that no namespace serves any more,
+// so that they leave their entries to go with the profile instead of
+// withdrawing them first. The answer comes from this process's own state
+// (the mirror running and active, the profile's namespace) and the rule the
+// mirror deletes by; nothing a tenant writes on the profile counts beyond
+// what makes the mirror delete it.
+type Deletions struct {
+	managerName string
+	members     membership.Reader
+	// guard is set once the mirror is set up: nil means no mirror runs here.
+	guard atomic.Pointer[coexistence.Guard]
+}
+
+// NewDeletions is the forecast of the mirror that Setup wires it to.
+func NewDeletions() *Deletions { return &Deletions{} }
+
+func (d *Deletions) running(managerName string, members membership.Reader, guard *coexistence.Guard) {
+	d.managerName, d.members = managerName, members
+	d.guard.Store(guard)
+}
+
+// WillDelete tells whether the mirror deletes p, a profile its namespace
+// does not serve: the mirror runs here and is not passive, and p is one it
+// deletes (deletesUnwanted). A nil forecast knows of no mirror.
+func (d *Deletions) WillDelete(ctx context.Context, p *cpv1alpha1.ClusterProfile) (bool, error) {
+	if d == nil {
+		return false, nil
+	}
+	guard := d.guard.Load()
+	if guard == nil {
+		return false, nil
+	}
+	if passive, err := guard.Passive(ctx); err != nil || passive {
+		return false, err
+	}
+	namespace, err := d.members.NamespaceState(ctx, p.Namespace)
+	if err != nil {
+		return false, err
+	}
+	return deletesUnwanted(p, d.managerName, namespace), nil
 }

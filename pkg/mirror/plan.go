@@ -72,8 +72,7 @@ func plan(in planInput) ([]step, error) {
 	}
 	for _, ns := range sortedKeys(existing) {
 		p := existing[ns]
-		if _, wanted := in.desired.Profiles[ns]; wanted || !managedBy(p, in.managerName) ||
-			in.namespaces[ns] == membership.NamespaceTerminating || !p.DeletionTimestamp.IsZero() {
+		if _, wanted := in.desired.Profiles[ns]; wanted || !deletesUnwanted(p, in.managerName, in.namespaces[ns]) {
 			continue
 		}
 		steps = append(steps, step{key: types.NamespacedName{Namespace: ns, Name: p.Name}, current: p, delete: true})
@@ -102,6 +101,13 @@ func planWanted(in planInput, ns string, current *cpv1alpha1.ClusterProfile) (*s
 		return nil, err
 	}
 	return &step{key: key, current: current, write: write}, nil
+}
+
+// deletesUnwanted tells whether the mirror deletes p once no namespace
+// wants it: a profile of its manager, not being deleted already, in a
+// namespace that is not terminating (the namespace's own deletion takes it).
+func deletesUnwanted(p *cpv1alpha1.ClusterProfile, managerName string, namespace membership.NamespaceState) bool {
+	return managedBy(p, managerName) && namespace != membership.NamespaceTerminating && p.DeletionTimestamp.IsZero()
 }
 
 // managedBy tells whether a profile belongs to the named cluster manager. The

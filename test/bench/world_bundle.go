@@ -220,7 +220,25 @@ func (w *world) tokenCopy(namespace string, profile *cpv1alpha1.ClusterProfile, 
 	cluster := w.clusters[i].Name
 	msa := &authv1beta1.ManagedServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: msaName(k)}}
 	token := &corev1.Secret{Data: w.bundle.tokenData(w.bundle.tokens[i*w.bundle.msas+k])}
-	copies := credsync.DesiredCopies(profile, cluster, []credsync.Source{{MSA: msa, Token: token}})
+	copies := credsync.DesiredCopies(profile, cluster, []credsync.Source{{MSA: msa, Token: token}},
+		credsync.Rules{Servers: w.publishedServers(namespace, w.clusters[i])})
 	copies[0].Namespace = namespace
 	return copies[0]
+}
+
+// publishedServers are the servers of the entries the run's access
+// providers publish for cluster, which its copies record.
+func (w *world) publishedServers(namespace string, cluster *clusterv1.ManagedCluster) []cpcreds.PublishedServer {
+	var identities []profilewrite.Writer
+	if w.bundle.gates["proxy"] {
+		identities = append(identities, accessprovider.ProxyWriter)
+	}
+	if w.bundle.gates["direct"] {
+		identities = append(identities, accessprovider.DirectWriter(accessprovider.DefaultDirectEntryName))
+	}
+	var servers []cpcreds.PublishedServer
+	for _, identity := range identities {
+		servers = append(servers, cpcreds.ServerOf(w.accessStatus(identity, namespace, cluster).AccessProviders[0].Cluster))
+	}
+	return servers
 }

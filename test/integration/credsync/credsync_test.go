@@ -34,6 +34,9 @@ func TestCopiesTheTokenNextToEveryProfileOfTheCluster(t *testing.T) {
 			"authentication.open-cluster-management.io/synced-from-cluster":                "copy-c1",
 			"authentication.open-cluster-management.io/synced-from-managed-serviceaccount": "multikueue",
 			"authentication.open-cluster-management.io/token-expiration":                   "2027-03-04T05:06:07Z",
+			// No access provider runs: the copy may go to no server.
+			"clusterprofile.open-cluster-management.io/published-servers": "[]",
+			"clusterprofile.open-cluster-management.io/unscoped":          "true",
 		}))
 		profile := &cpv1alpha1.ClusterProfile{}
 		g.Expect(env.Client.Get(ctx, keyOf("copy-kueue", "copy-c1"), profile)).To(Succeed())

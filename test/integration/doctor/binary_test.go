@@ -47,7 +47,7 @@ func TestDoctorBinary(t *testing.T) {
 	framework.CreateNamespace(ctx, t, env.Client, failing)
 	token, expiry := env.ServiceAccountToken(ctx, t, healthy, "multikueue-sa", 3*time.Hour)
 	framework.CreateProfile(ctx, t, env.Client, profile(healthy, "cluster1", env.Config.Host, env.Config.CAData))
-	createSecret(t, framework.TokenCopy(healthy, "cluster1", msa, token, expiry))
+	createSecret(t, copyOf(t, healthy, "cluster1", token, expiry))
 	framework.CreateProfile(ctx, t, env.Client, profile(failing, "cluster1", "https://10.0.0.1:6443", env.Config.CAData))
 
 	t.Run("every check passes", func(t *testing.T) {

@@ -68,8 +68,8 @@ func (e *Env) ServiceAccountToken(ctx context.Context, t testing.TB, namespace, 
 }
 
 // TokenCopy is the Secret the credential syncer writes in namespace for
-// cluster's ManagedServiceAccount msa.
-func TokenCopy(namespace, cluster, msa, token string, expiry time.Time) *corev1.Secret {
+// cluster's ManagedServiceAccount msa, published at servers.
+func TokenCopy(namespace, cluster, msa, token string, expiry time.Time, servers ...cpcreds.PublishedServer) *corev1.Secret {
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: cpcreds.SecretName(cluster, msa),
 			Labels: map[string]string{cpcreds.LabelSyncedFrom: cpcreds.SyncedFromValue(cluster, msa)},
@@ -77,6 +77,7 @@ func TokenCopy(namespace, cluster, msa, token string, expiry time.Time) *corev1.
 				cpcreds.AnnotationSourceCluster:               cluster,
 				cpcreds.AnnotationSourceManagedServiceAccount: msa,
 				cpcreds.AnnotationTokenExpiration:             expiry.UTC().Format(time.RFC3339),
+				cpcreds.AnnotationPublishedServers:            cpcreds.EncodePublishedServers(servers),
 			}},
 		Data: map[string][]byte{cpcreds.SecretKeyToken: []byte(token)},
 	}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/hubmanager"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/multikueue"
@@ -100,6 +101,8 @@ type ManagerOptions struct {
 	ProxyEndpoint accessprovider.Endpoint
 	// MultiKueue configures the MultiKueue integration.
 	MultiKueue multikueue.Options
+	// UnscopedTokens is where unscoped tokens go (everywhere when empty).
+	UnscopedTokens credsync.UnscopedTokens
 }
 
 // StartManager runs clusterprofile-manager, wired exactly as the binary, until
@@ -129,6 +132,7 @@ func StartManager(t testing.TB, env *Env, opts ManagerOptions) (stop func()) {
 		CleanupDisabled:         opts.CleanupDisabled,
 		ProxyEndpoint:           opts.ProxyEndpoint,
 		MultiKueue:              opts.MultiKueue,
+		UnscopedTokens:          opts.UnscopedTokens,
 		GracefulShutdownTimeout: 5 * time.Second,
 		// Several managers run in one test binary, one after another.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
