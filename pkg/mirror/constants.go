@@ -44,6 +44,9 @@ const (
 	ReasonNameClash     = "ClusterProfileNameClash"
 	ReasonWriteFailed   = "ClusterProfileWriteFailed"
 	ReasonLabelsOmitted = "ClusterProfileLabelsOmitted"
+	// ReasonClusterNamespaceNotPublished is reported on a publishing binding
+	// in a ManagedCluster's namespace, which publishes nothing.
+	ReasonClusterNamespaceNotPublished = "ClusterNamespaceNotPublished"
 )
 
 // Event actions (the events.k8s.io "action" field).

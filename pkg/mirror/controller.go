@@ -143,6 +143,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		existing: existing, namespaces: world.Namespaces, listMaps: listMaps,
 	})
 	r.reportFindings(ctx, cluster, req.Name, desired, steps)
+	r.reportClusterNamespaces(ctx, world)
 	if len(steps) == 0 {
 		log.V(4).Info("ClusterProfiles up to date", "profiles", len(desired.Profiles))
 		return ctrl.Result{}, planErr

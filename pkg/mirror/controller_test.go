@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -102,6 +103,19 @@ func TestReconcile(t *testing.T) {
 			wantEvents: []string{
 				`Warning ClusterClaimsSkipped Claims left out of ClusterProfile properties: "" (empty name)`,
 				`Warning ClusterProfileNameClash ClusterProfile team/c1 belongs to cluster manager "fleet"; not publishing this cluster in namespace team until it is gone`,
+			},
+		},
+		"a binding in a ManagedCluster's namespace publishes nothing there and is reported on the binding": {
+			objects: []client.Object{utiltesting.MakeClusterSet("dev").Obj(), cluster(),
+				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "c2", Labels: map[string]string{"open-cluster-management.io/cluster-name": "c2"}}},
+				utiltesting.MakeBinding("c2", "dev").Bound(true).Obj(),
+				// One of ours left there from before the label: deleted.
+				utiltesting.MakeClusterProfile("c2", "c1", testManager).Obj()},
+			wantViews: map[string]profileView{},
+			wantEvents: []string{
+				`Warning ClusterClaimsSkipped Claims left out of ClusterProfile properties: "" (empty name)`,
+				"Warning ClusterNamespaceNotPublished Namespace c2 is a ManagedCluster's namespace (label open-cluster-management.io/cluster-name), " +
+					"where that cluster's agents hold rights: no ClusterProfile, access provider entry or token copy is published through this binding; it still serves Placement",
 			},
 		},
 	}
