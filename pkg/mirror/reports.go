@@ -21,12 +21,14 @@ import (
 const (
 	topicSkippedClaims = "claims"
 	topicOmittedLabels = "labels"
+	topicIDConflict    = "id"
 	topicClashPrefix   = "clash/"
 
 	topicClusterNamespace = "cluster-namespace"
 )
 
-// reportFindings reports skipped claims and name clashes when they first appear.
+// reportFindings reports skipped claims, omitted labels, a refused cluster
+// id and name clashes when they first appear.
 func (r *Reconciler) reportFindings(ctx context.Context, cluster *clusterv1.ManagedCluster, clusterName string, desired Desired, steps []step) {
 	findings := map[string]string{}
 	if len(desired.SkippedClaims) > 0 {
@@ -38,6 +40,9 @@ func (r *Reconciler) reportFindings(ctx context.Context, cluster *clusterv1.Mana
 	}
 	if omitted := OmittedLabels(clusterName, desired); len(omitted) > 0 {
 		findings[topicOmittedLabels] = strings.Join(omitted, "; ")
+	}
+	if desired.IDConflict != nil {
+		findings[topicIDConflict] = desired.IDConflict.String(clusterName)
 	}
 	clashes := map[string]step{}
 	for _, s := range steps {
@@ -59,6 +64,11 @@ func (r *Reconciler) reportFindings(ctx context.Context, cluster *clusterv1.Mana
 			log.Info("Publishing ClusterProfiles without labels whose values are no valid label values", "labels", findings[topic])
 			r.event(cluster, nil, corev1.EventTypeWarning, ReasonLabelsOmitted,
 				"Labels left off ClusterProfiles: %s", findings[topic])
+			continue
+		case topicIDConflict:
+			log.Info("Not publishing a cluster id that other ManagedClusters hold too; using the cluster's name",
+				"id", desired.IDConflict.ID, "claimedBy", desired.IDConflict.ClaimedBy, "named", desired.IDConflict.Named)
+			r.event(cluster, nil, corev1.EventTypeWarning, ReasonClusterIDConflict, "%s", findings[topic])
 			continue
 		}
 		s := clashes[topic]
