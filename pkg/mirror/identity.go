@@ -50,10 +50,12 @@ func ClaimedID(cluster *clusterv1.ManagedCluster) string {
 }
 
 // clusterID decides the cluster's KEP-2149 id from the clusters that may
-// hold its claimed id (World.IDHolders): the claim when no other live
-// ManagedCluster claims it or is named so, else the cluster's own name and
-// the conflict. A cluster being deleted holds nothing: its profiles are on
-// their way out.
+// hold its claimed id (World.IDHolders): the claim when no other ManagedCluster
+// is named so and no other one that is not being deleted claims it too, else
+// the cluster's own name and the conflict. A cluster being deleted publishes
+// nothing new, and a claim of its was refused or is on profiles on their way
+// out; but its name stays on its lingering profiles until it is gone, so it
+// holds its name until then.
 func clusterID(cluster *clusterv1.ManagedCluster, holders []clusterv1.ManagedCluster) (string, *IDConflict) {
 	claimed := ClaimedID(cluster)
 	if claimed == "" {
@@ -63,10 +65,10 @@ func clusterID(cluster *clusterv1.ManagedCluster, holders []clusterv1.ManagedClu
 	for i := range holders {
 		other := &holders[i]
 		switch {
-		case other.Name == cluster.Name || !other.DeletionTimestamp.IsZero():
+		case other.Name == cluster.Name:
 		case other.Name == claimed:
 			conflict.Named = other.Name
-		case ClaimedID(other) == claimed:
+		case other.DeletionTimestamp.IsZero() && ClaimedID(other) == claimed:
 			conflict.ClaimedBy = append(conflict.ClaimedBy, other.Name)
 		}
 	}

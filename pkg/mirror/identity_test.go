@@ -83,10 +83,16 @@ func TestClusterID(t *testing.T) {
 			wantID:       "a",
 			wantConflict: &IDConflict{ID: "b", ClaimedBy: []string{"c"}, Named: "b"},
 		},
-		"clusters being deleted hold nothing": {
-			cluster: claiming("a", "b").Obj(),
-			holders: []clusterv1.ManagedCluster{deleting(utiltesting.MakeManagedCluster("b")), deleting(claiming("c", "b"))},
-			wantID:  "b",
+		"a claim of a cluster being deleted does not count": {
+			cluster: claiming("a", "8f1c").Obj(),
+			holders: []clusterv1.ManagedCluster{deleting(claiming("c", "8f1c"))},
+			wantID:  "8f1c",
+		},
+		"the name of a cluster being deleted still counts, until it is gone": {
+			cluster:      claiming("a", "b").Obj(),
+			holders:      []clusterv1.ManagedCluster{deleting(utiltesting.MakeManagedCluster("b"))},
+			wantID:       "a",
+			wantConflict: &IDConflict{ID: "b", Named: "b"},
 		},
 		"a listed cluster that no longer holds the id (a stale read) does not count": {
 			cluster: claiming("a", "8f1c").Obj(),
