@@ -82,8 +82,9 @@ func clusterRole() *rbacv1.ClusterRole {
 			// Node facts travel to the hub as ClusterClaims, through the
 			// klusterlet. The agent reads every claim (to find its own) and
 			// changes only its own, by name; RBAC cannot narrow a create by
-			// name, so create stays open, but an existing claim (a reserved
-			// one such as id.k8s.io) cannot be overwritten.
+			// name, so create stays open (the agent's PlanClaims never
+			// creates a name outside agentapi.Claims), but an existing claim
+			// (a reserved one such as id.k8s.io) cannot be overwritten.
 			{APIGroups: []string{"cluster.open-cluster-management.io"}, Resources: []string{"clusterclaims"},
 				Verbs: []string{"list", "create"}},
 			{APIGroups: []string{"cluster.open-cluster-management.io"}, Resources: []string{"clusterclaims"},

@@ -280,6 +280,9 @@ func (a *Agent) reportClaims(ctx context.Context, want map[string]string, now ti
 	if len(plan.Foreign) > 0 {
 		logger.V(1).Info("ClusterClaims without the agent's label hold names the agent publishes; left alone", "claims", plan.Foreign)
 	}
+	if len(plan.Unlisted) > 0 {
+		logger.Info("Not writing ClusterClaims outside the agent's list", "claims", plan.Unlisted)
+	}
 	switch {
 	case plan.Empty():
 		logger.V(4).Info("ClusterClaims up to date")

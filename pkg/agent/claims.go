@@ -63,6 +63,11 @@ type ClaimsPlan struct {
 	// Foreign names wanted claims held by a claim without the agent's label:
 	// somebody else's, left alone.
 	Foreign []string
+	// Unlisted names wanted claims outside agentapi.Claims, which are never
+	// written. The agent's RBAC cannot narrow create by name, so this is
+	// what keeps it from creating a reserved claim such as id.k8s.io, from
+	// which the hub takes a cluster's id.
+	Unlisted []string
 }
 
 // Empty tells whether the plan changes nothing.
@@ -71,9 +76,12 @@ func (p ClaimsPlan) Empty() bool {
 }
 
 // PlanClaims compares the wanted claims with every ClusterClaim of the
-// cluster. Only claims carrying agentapi.ClaimLabel are updated or deleted.
+// cluster. Only claims named in agentapi.Claims are ever created, and only
+// those that also carry agentapi.ClaimLabel are updated or deleted, whatever
+// want holds.
 func PlanClaims(want map[string]string, existing []clusterv1alpha1.ClusterClaim) ClaimsPlan {
 	var plan ClaimsPlan
+	want, plan.Unlisted = listedClaims(want)
 	seen := map[string]bool{}
 	for i := range existing {
 		claim := &existing[i]
@@ -105,6 +113,22 @@ func PlanClaims(want map[string]string, existing []clusterv1alpha1.ClusterClaim)
 	sort.Strings(plan.Delete)
 	sort.Strings(plan.Foreign)
 	return plan
+}
+
+// listedClaims splits want into the claims named in agentapi.Claims and,
+// sorted, the names of the others.
+func listedClaims(want map[string]string) (map[string]string, []string) {
+	listed := make(map[string]string, len(want))
+	var unlisted []string
+	for name, value := range want {
+		if slices.Contains(agentapi.Claims, name) {
+			listed[name] = value
+		} else {
+			unlisted = append(unlisted, name)
+		}
+	}
+	sort.Strings(unlisted)
+	return listed, unlisted
 }
 
 // isAgentClaim tells whether the agent wrote claim: one of its names, with

@@ -122,6 +122,18 @@ func TestPlanClaims(t *testing.T) {
 				Foreign: []string{agentapi.ClaimNodes},
 			},
 		},
+		"a wanted name outside agentapi.Claims is never created, a reserved one least of all": {
+			want: map[string]string{agentapi.ClaimNodes: "3", "id.k8s.io": "spoofed", "region" + agentapi.ClaimSuffix: "eu"},
+			plan: ClaimsPlan{
+				Create:   []clusterv1alpha1.ClusterClaim{newClaim(agentapi.ClaimNodes, "3")},
+				Unlisted: []string{"id.k8s.io", "region" + agentapi.ClaimSuffix},
+			},
+		},
+		"a wanted name outside agentapi.Claims is not updated either, even labelled": {
+			want:     map[string]string{"id.k8s.io": "spoofed"},
+			existing: []clusterv1alpha1.ClusterClaim{claim("id.k8s.io", "abc", true)},
+			plan:     ClaimsPlan{Unlisted: []string{"id.k8s.io"}},
+		},
 		"a label on a reserved claim does not make it the agent's": {
 			want:     map[string]string{},
 			existing: []clusterv1alpha1.ClusterClaim{claim("id.k8s.io", "abc", true)},

@@ -95,11 +95,14 @@ func (m ProfileMapper) profiles(ctx context.Context, opts ...client.ListOption) 
 	return requests
 }
 
-// LifecycleChanged passes creations, deletions and the start of a deletion
-// (of a namespace: termination); for the objects it is used on, nothing
-// else an update can change matters.
+// LifecycleChanged passes creations, deletions, the start of a deletion (of
+// a namespace: termination) and a namespace becoming or ceasing to be a
+// ManagedCluster's namespace (IsClusterNamespace); for the namespaces it is
+// used on, nothing else an update can change matters.
 func LifecycleChanged() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: deletionStarted}
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return deletionStarted(e) || IsClusterNamespace(e.ObjectOld) != IsClusterNamespace(e.ObjectNew)
+	}}
 }
 
 // DeletionStarted passes only updates that set (or clear) deletionTimestamp.

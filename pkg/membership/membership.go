@@ -2,10 +2,10 @@
 // published: which namespaces serve it, and so which namespaces may hold its
 // ClusterProfile, its access provider entries and its token copies.
 //
-// The answer comes only from objects OCM's administrators control
-// (ManagedClusters, ManagedClusterSets and Bound ManagedClusterSetBindings)
-// and never from labels, names or spec fields on a ClusterProfile: anyone
-// allowed to create a ClusterProfile can set those to anything. The mirror
+// The answer comes only from ManagedClusters, ManagedClusterSets, Bound
+// ManagedClusterSetBindings and namespace metadata, and never from labels,
+// names or spec fields on a ClusterProfile: anyone allowed to create a
+// ClusterProfile can set those to anything. The mirror
 // publishes from Served, and the access providers and the credential syncer
 // act only on profiles Served says are wanted.
 package membership
@@ -29,6 +29,11 @@ import (
 // copy is published there because of it.
 const AnnotationPublish = "clusterprofile.open-cluster-management.io/publish"
 
+// LabelClusterNamespace marks a ManagedCluster's own namespace on the hub:
+// OCM's registration sets it (to the cluster's name) on the namespace it
+// creates for each accepted cluster.
+const LabelClusterNamespace = clusterv1.ClusterNameLabelKey
+
 // NamespaceState is what membership needs to know of a namespace.
 type NamespaceState int
 
@@ -36,6 +41,12 @@ const (
 	NamespaceMissing NamespaceState = iota
 	NamespaceActive
 	NamespaceTerminating
+	// NamespaceOfCluster is an active namespace labelled
+	// LabelClusterNamespace. It never serves: a cluster's agents hold rights
+	// there (Secrets among them), so another cluster's profile, access entry
+	// or token copy must never land in it. Any value of the label counts;
+	// refusing is the safe side of a mislabelled namespace.
+	NamespaceOfCluster
 )
 
 // World is the part of the hub that decides where clusters are published.
@@ -50,10 +61,10 @@ type World struct {
 }
 
 // Served returns the namespaces that publish cluster, each with the set it
-// is published for. A namespace serves a cluster while it is active and one
-// of its bindings is Bound, publishes (see AnnotationPublish) and binds a
-// set whose selector picks the cluster. A nil or deleting cluster is served
-// nowhere.
+// is published for. A namespace serves a cluster while it is active (and no
+// ManagedCluster's namespace: NamespaceOfCluster) and one of its bindings is
+// Bound, publishes (see AnnotationPublish) and binds a set whose selector
+// picks the cluster. A nil or deleting cluster is served nowhere.
 func Served(cluster *clusterv1.ManagedCluster, world World) map[string]string {
 	served := map[string]string{}
 	if cluster == nil || !cluster.DeletionTimestamp.IsZero() {
@@ -82,6 +93,22 @@ func Publishes(binding *clusterv1beta2.ManagedClusterSetBinding) bool {
 	return binding.DeletionTimestamp.IsZero() &&
 		binding.Annotations[AnnotationPublish] != "false" &&
 		meta.IsStatusConditionTrue(binding.Status.Conditions, clusterv1beta2.ClusterSetBindingBoundType)
+}
+
+// BindingsInClusterNamespaces returns the bindings of world that publish
+// (see Publishes) but sit in a ManagedCluster's namespace, and so serve
+// nothing but Placement. Reader.ClusterWorld reads only the bindings of the
+// sets that pick a cluster, so for its world these are the bindings that
+// would otherwise have published the cluster.
+func BindingsInClusterNamespaces(world World) []*clusterv1beta2.ManagedClusterSetBinding {
+	var out []*clusterv1beta2.ManagedClusterSetBinding
+	for i := range world.Bindings {
+		binding := &world.Bindings[i]
+		if Publishes(binding) && world.Namespaces[binding.Namespace] == NamespaceOfCluster {
+			out = append(out, binding)
+		}
+	}
+	return out
 }
 
 // MemberSets returns the names of the sets whose selector picks the cluster.

@@ -189,6 +189,24 @@ func TestServed(t *testing.T) {
 			// b has no other set: the profile is published, its set label is left off (the mirror's rule).
 			want: map[string]string{"a": "z-global", "b": "a-" + strings.Repeat("x", 70)},
 		},
+		"a ManagedCluster's namespace serves nothing; another namespace of the same set does": {
+			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
+			world: World{
+				Sets:       clusterSets(utiltesting.MakeClusterSet("dev").Obj()),
+				Bindings:   bindings(utiltesting.MakeBinding("c2", "dev").Bound(true).Obj(), utiltesting.MakeBinding("a", "dev").Bound(true).Obj()),
+				Namespaces: map[string]NamespaceState{"c2": NamespaceOfCluster, "a": NamespaceActive},
+			},
+			want: map[string]string{"a": "dev"},
+		},
+		"not even the cluster's own namespace serves it": {
+			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
+			world: World{
+				Sets:       clusterSets(utiltesting.MakeClusterSet("dev").Obj()),
+				Bindings:   bindings(utiltesting.MakeBinding("c1", "dev").Bound(true).Obj()),
+				Namespaces: map[string]NamespaceState{"c1": NamespaceOfCluster},
+			},
+			want: map[string]string{},
+		},
 		"cluster gone": {
 			world: World{Namespaces: active("a")},
 			want:  map[string]string{},
@@ -199,6 +217,50 @@ func TestServed(t *testing.T) {
 			got := Served(tc.cluster, tc.world)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("profiles (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestBindingsInClusterNamespaces(t *testing.T) {
+	now := metav1.Now()
+	deleting := utiltesting.MakeBinding("c2", "deleting").Bound(true).Obj()
+	deleting.DeletionTimestamp = &now
+	cases := map[string]struct {
+		world World
+		want  []string
+	}{
+		"publishing bindings in a ManagedCluster's namespace": {
+			world: World{
+				Bindings: bindings(utiltesting.MakeBinding("c2", "dev").Bound(true).Obj(), utiltesting.MakeBinding("c2", "global").Bound(true).Obj(),
+					utiltesting.MakeBinding("team", "dev").Bound(true).Obj()),
+				Namespaces: map[string]NamespaceState{"c2": NamespaceOfCluster, "team": NamespaceActive},
+			},
+			want: []string{"c2/dev", "c2/global"},
+		},
+		"bindings that publish nothing anyway are not listed": {
+			world: World{
+				Bindings: bindings(utiltesting.MakeBinding("c2", "unbound").Bound(false).Obj(),
+					utiltesting.MakeBinding("c2", "optout").Bound(true).Annotation(AnnotationPublish, "false").Obj(), deleting),
+				Namespaces: map[string]NamespaceState{"c2": NamespaceOfCluster},
+			},
+		},
+		"terminating and missing namespaces are not a cluster's": {
+			world: World{
+				Bindings:   bindings(utiltesting.MakeBinding("old", "dev").Bound(true).Obj(), utiltesting.MakeBinding("gone", "dev").Bound(true).Obj()),
+				Namespaces: map[string]NamespaceState{"old": NamespaceTerminating},
+			},
+		},
+		"empty world": {},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			for _, b := range BindingsInClusterNamespaces(tc.world) {
+				got = append(got, b.Namespace+"/"+b.Spec.ClusterSet)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("bindings (-want +got):\n%s", diff)
 			}
 		})
 	}

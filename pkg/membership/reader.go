@@ -121,8 +121,8 @@ func (r Reader) readNamespaces(ctx context.Context, into map[string]NamespaceSta
 	return nil
 }
 
-// NamespaceState reads namespace metadata only: the informer behind it holds
-// no more than that.
+// NamespaceState reads namespace metadata only (the informer behind it holds
+// no more than that): deletion and the LabelClusterNamespace label.
 func (r Reader) NamespaceState(ctx context.Context, name string) (NamespaceState, error) {
 	ns := &metav1.PartialObjectMetadata{}
 	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
@@ -134,6 +134,15 @@ func (r Reader) NamespaceState(ctx context.Context, name string) (NamespaceState
 		return NamespaceMissing, fmt.Errorf("reading Namespace %s: %w", name, err)
 	case !ns.DeletionTimestamp.IsZero():
 		return NamespaceTerminating, nil
+	case IsClusterNamespace(ns):
+		return NamespaceOfCluster, nil
 	}
 	return NamespaceActive, nil
+}
+
+// IsClusterNamespace tells whether a namespace is labelled as a
+// ManagedCluster's own (LabelClusterNamespace, any value).
+func IsClusterNamespace(ns metav1.Object) bool {
+	_, ok := ns.GetLabels()[LabelClusterNamespace]
+	return ok
 }

@@ -24,7 +24,7 @@ func Capability(opts Options) capability.Capability {
 		Name:     "mirror",
 		Gate:     features.ClusterProfile,
 		Requires: append([]schema.GroupVersionKind{clusterprofile.API}, membership.APIs...),
-		Indexes:  []capability.Index{clusterprofile.NameIndex, membership.Index},
+		Indexes:  []capability.Index{clusterprofile.NameIndex, membership.Index, IDIndex},
 		Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return Setup(ctx, mgr, opts)
 		},

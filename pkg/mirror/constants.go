@@ -44,6 +44,12 @@ const (
 	ReasonNameClash     = "ClusterProfileNameClash"
 	ReasonWriteFailed   = "ClusterProfileWriteFailed"
 	ReasonLabelsOmitted = "ClusterProfileLabelsOmitted"
+	// ReasonClusterIDConflict is reported on a ManagedCluster whose
+	// id.k8s.io claim another ManagedCluster holds too.
+	ReasonClusterIDConflict = "ClusterIDConflict"
+	// ReasonClusterNamespaceNotPublished is reported on a publishing binding
+	// in a ManagedCluster's namespace, which publishes nothing.
+	ReasonClusterNamespaceNotPublished = "ClusterNamespaceNotPublished"
 )
 
 // Event actions (the events.k8s.io "action" field).

@@ -103,6 +103,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&clusterv1.ManagedCluster{}).
+		// A cluster's id depends on the clusters holding its claimed id.
+		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.clustersSharingID),
+			builder.WithPredicates(idChanged())).
 		Watches(&clusterv1beta2.ManagedClusterSet{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfSet),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&clusterv1beta2.ManagedClusterSetBinding{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfBinding)).
@@ -153,6 +156,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		existing: existing, namespaces: world.Namespaces, listMaps: listMaps,
 	})
 	r.reportFindings(ctx, cluster, req.Name, desired, steps)
+	r.reportClusterNamespaces(ctx, world)
 	if len(steps) == 0 {
 		log.V(4).Info("ClusterProfiles up to date", "profiles", len(desired.Profiles))
 		return ctrl.Result{}, planErr
@@ -161,8 +165,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // readWorld reads the sets, the bindings of the sets that contain the
-// cluster, the namespaces of those bindings and of existing profiles, and the
-// agent's report.
+// cluster, the namespaces of those bindings and of existing profiles, the
+// clusters that may hold its claimed id, and the agent's report.
 func (r *Reconciler) readWorld(ctx context.Context, cluster *clusterv1.ManagedCluster, existing []*cpv1alpha1.ClusterProfile) (World, error) {
 	namespaces := make([]string, 0, len(existing))
 	for _, p := range existing {
@@ -173,12 +177,32 @@ func (r *Reconciler) readWorld(ctx context.Context, cluster *clusterv1.ManagedCl
 		return World{}, err
 	}
 	world := World{World: placement}
+	if world.IDHolders, err = r.idHolders(ctx, cluster); err != nil {
+		return world, err
+	}
 	if r.agents && cluster != nil {
 		if world.Agent, err = r.agentReport(ctx, cluster.Name); err != nil {
 			return world, err
 		}
 	}
 	return world, nil
+}
+
+// idHolders reads, through IndexClusterIDCandidate, the clusters named like
+// the cluster's id.k8s.io claim or claiming it too; none when it claims none.
+func (r *Reconciler) idHolders(ctx context.Context, cluster *clusterv1.ManagedCluster) ([]clusterv1.ManagedCluster, error) {
+	if cluster == nil || !cluster.DeletionTimestamp.IsZero() {
+		return nil, nil
+	}
+	claimed := ClaimedID(cluster)
+	if claimed == "" {
+		return nil, nil
+	}
+	holders := &clusterv1.ManagedClusterList{}
+	if err := r.client.List(ctx, holders, client.MatchingFields{IndexClusterIDCandidate: claimed}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing ManagedClusters holding id %q: %w", claimed, err)
+	}
+	return holders.Items, nil
 }
 
 // agentReport reads the cluster-profile-agent's ManagedClusterAddOn; a

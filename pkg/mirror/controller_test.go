@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -104,11 +105,40 @@ func TestReconcile(t *testing.T) {
 				`Warning ClusterProfileNameClash ClusterProfile team/c1 belongs to cluster manager "fleet"; not publishing this cluster in namespace team until it is gone`,
 			},
 		},
+		"an id another cluster claims too is published for neither, and reported": {
+			objects: append(world(),
+				utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Version("v1.31.0").Claim("region", "eu").Claim("id.k8s.io", "8f1c").Joined().Obj(),
+				utiltesting.MakeManagedCluster("c2").Claim("id.k8s.io", "8f1c").Obj()),
+			wantViews: map[string]profileView{"team/c1": publishedView("team", status)},
+			wantEvents: []string{`Warning ClusterIDConflict The id.k8s.io claim "8f1c" is also claimed by ManagedCluster(s) c2: ` +
+				`its ClusterProfiles carry cluster.clusterset.k8s.io="c1" (this ManagedCluster's name) and no id.k8s.io property until the id is its alone`},
+		},
+		"an id only this cluster holds is its id": {
+			objects: append(world(),
+				utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Version("v1.31.0").Claim("region", "eu").Claim("id.k8s.io", "8f1c").Joined().Obj(),
+				utiltesting.MakeManagedCluster("c2").Claim("id.k8s.io", "other").Obj()),
+			wantViews: map[string]profileView{"team/c1": publishedView("team", cpv1alpha1.ClusterProfileStatus{
+				Version: status.Version, Conditions: status.Conditions, Properties: []cpv1alpha1.Property{{Name: "region", Value: "eu"},
+					{Name: "id.k8s.io", Value: "8f1c"}, {Name: "cluster.clusterset.k8s.io", Value: "8f1c"}, {Name: "clusterset.k8s.io", Value: "dev"}}})},
+		},
+		"a binding in a ManagedCluster's namespace publishes nothing there and is reported on the binding": {
+			objects: []client.Object{utiltesting.MakeClusterSet("dev").Obj(), cluster(),
+				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "c2", Labels: map[string]string{"open-cluster-management.io/cluster-name": "c2"}}},
+				utiltesting.MakeBinding("c2", "dev").Bound(true).Obj(),
+				// One of ours left there from before the label: deleted.
+				utiltesting.MakeClusterProfile("c2", "c1", testManager).Obj()},
+			wantViews: map[string]profileView{},
+			wantEvents: []string{
+				`Warning ClusterClaimsSkipped Claims left out of ClusterProfile properties: "" (empty name)`,
+				"Warning ClusterNamespaceNotPublished Namespace c2 is a ManagedCluster's namespace (label open-cluster-management.io/cluster-name), " +
+					"where that cluster's agents hold rights: no ClusterProfile, access provider entry or token copy is published through this binding; it still serves Placement",
+			},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			c := utiltesting.NewFakeClient(tc.objects...)
+			c := newFakeClient(tc.objects...)
 			recorder := events.NewFakeRecorder(10)
 			r := NewReconciler(c, recorder, Options{ManagerName: testManager})
 			req := ctrl.Request{NamespacedName: types.NamespacedName{Name: "c1"}}

@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -24,6 +25,10 @@ type World struct {
 	// Agent is the cluster-profile-agent's report; nil when the agent
 	// feature is off, so the klusterlet's conditions are mirrored as they are.
 	Agent *AgentReport
+	// IDHolders are the ManagedClusters named like the cluster's id.k8s.io
+	// claim or claiming it too (IndexClusterIDCandidate); the cluster itself
+	// may be among them. Empty when it claims no id.
+	IDHolders []clusterv1.ManagedCluster
 }
 
 // AgentReport is what the cluster-profile-agent last reported for a cluster.
@@ -47,10 +52,14 @@ type Desired struct {
 	// claims named like a standard property (which yield to it).
 	SkippedClaims []SkippedClaim
 	// ClusterID is the cluster's KEP-2149 id: its id.k8s.io claim when it has
-	// a valid one, else the ManagedCluster's name (unique on the hub and kept
-	// for the cluster's life, unlike a UID that re-registration changes).
-	// Empty for a nil or deleting cluster.
+	// a valid one that no other ManagedCluster holds, else the ManagedCluster's
+	// name (unique on the hub and kept for the cluster's life, unlike a UID
+	// that re-registration changes). Empty for a nil or deleting cluster.
 	ClusterID string
+	// IDConflict is set when the cluster's claimed id is refused because
+	// another ManagedCluster holds it; the id.k8s.io property is then left
+	// out of the profiles too, so no two profiles carry one id.
+	IDConflict *IDConflict
 }
 
 // StatusIn is the status of the cluster's profile in namespace ns: the
@@ -107,19 +116,13 @@ func DesiredProfiles(cluster *clusterv1.ManagedCluster, world World) Desired {
 		return desired
 	}
 	desired.Status, desired.SkippedClaims = desiredStatus(cluster, world.Agent)
-	desired.ClusterID = clusterID(cluster.Name, desired.Status.Properties)
-	return desired
-}
-
-// clusterID is the id.k8s.io property when the claims gave one, else the
-// cluster's name.
-func clusterID(clusterName string, properties []cpv1alpha1.Property) string {
-	for _, p := range properties {
-		if p.Name == PropertyClaimID {
-			return p.Value
-		}
+	desired.ClusterID, desired.IDConflict = clusterID(cluster, world.IDHolders)
+	if desired.IDConflict != nil {
+		desired.Status.Properties = slices.DeleteFunc(desired.Status.Properties, func(p cpv1alpha1.Property) bool {
+			return p.Name == PropertyClaimID
+		})
 	}
-	return clusterName
+	return desired
 }
 
 func desiredStatus(cluster *clusterv1.ManagedCluster, agent *AgentReport) (Status, []SkippedClaim) {

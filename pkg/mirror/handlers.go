@@ -12,6 +12,7 @@ import (
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -73,6 +74,47 @@ func (r *Reconciler) clustersOfNamespace(ctx context.Context, obj client.Object)
 		names = names.Union(bound)
 	}
 	return requestsFor(names)
+}
+
+// clustersSharingID maps a ManagedCluster to the other clusters whose id it
+// can change: those claiming its name or its claimed id, and the one named
+// like its claimed id. On an update it is called for the old and the new
+// object, so a claim that changes or goes reaches the clusters that shared
+// the old id as well as those that share the new one. The cluster itself is
+// left out: its own events reach it through For.
+func (r *Reconciler) clustersSharingID(ctx context.Context, obj client.Object) []reconcile.Request {
+	cluster, ok := obj.(*clusterv1.ManagedCluster)
+	if !ok {
+		return nil
+	}
+	names := sets.New[string]()
+	for _, id := range IndexClusterIDCandidates(cluster) {
+		holders := &clusterv1.ManagedClusterList{}
+		if err := r.client.List(ctx, holders, client.MatchingFields{IndexClusterIDCandidate: id}, client.UnsafeDisableDeepCopy); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Listing ManagedClusters holding an id", "id", id)
+			continue
+		}
+		for i := range holders.Items {
+			names.Insert(holders.Items[i].Name)
+		}
+	}
+	names.Delete(cluster.Name)
+	return requestsFor(names)
+}
+
+// idChanged passes what can change which cluster holds an id: a cluster
+// appearing or going, starting to be deleted, or its id.k8s.io claim
+// changing. Names never change.
+func idChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			oldCluster, okOld := e.ObjectOld.(*clusterv1.ManagedCluster)
+			newCluster, okNew := e.ObjectNew.(*clusterv1.ManagedCluster)
+			return okOld && okNew && (ClaimedID(oldCluster) != ClaimedID(newCluster) ||
+				oldCluster.DeletionTimestamp.IsZero() != newCluster.DeletionTimestamp.IsZero())
+		},
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 }
 
 // allClusters maps an event that can change every profile (the CRD's

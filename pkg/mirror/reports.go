@@ -10,19 +10,25 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
 )
 
 const (
 	topicSkippedClaims = "claims"
 	topicOmittedLabels = "labels"
+	topicIDConflict    = "id"
 	topicClashPrefix   = "clash/"
+
+	topicClusterNamespace = "cluster-namespace"
 )
 
-// reportFindings reports skipped claims and name clashes when they first appear.
+// reportFindings reports skipped claims, omitted labels, a refused cluster
+// id and name clashes when they first appear.
 func (r *Reconciler) reportFindings(ctx context.Context, cluster *clusterv1.ManagedCluster, clusterName string, desired Desired, steps []step) {
 	findings := map[string]string{}
 	if len(desired.SkippedClaims) > 0 {
@@ -34,6 +40,9 @@ func (r *Reconciler) reportFindings(ctx context.Context, cluster *clusterv1.Mana
 	}
 	if omitted := OmittedLabels(clusterName, desired); len(omitted) > 0 {
 		findings[topicOmittedLabels] = strings.Join(omitted, "; ")
+	}
+	if desired.IDConflict != nil {
+		findings[topicIDConflict] = desired.IDConflict.String(clusterName)
 	}
 	clashes := map[string]step{}
 	for _, s := range steps {
@@ -56,6 +65,11 @@ func (r *Reconciler) reportFindings(ctx context.Context, cluster *clusterv1.Mana
 			r.event(cluster, nil, corev1.EventTypeWarning, ReasonLabelsOmitted,
 				"Labels left off ClusterProfiles: %s", findings[topic])
 			continue
+		case topicIDConflict:
+			log.Info("Not publishing a cluster id that other ManagedClusters hold too; using the cluster's name",
+				"id", desired.IDConflict.ID, "claimedBy", desired.IDConflict.ClaimedBy, "named", desired.IDConflict.Named)
+			r.event(cluster, nil, corev1.EventTypeWarning, ReasonClusterIDConflict, "%s", findings[topic])
+			continue
 		}
 		s := clashes[topic]
 		metrics.NameClash()
@@ -64,6 +78,37 @@ func (r *Reconciler) reportFindings(ctx context.Context, cluster *clusterv1.Mana
 		r.event(cluster, s.current, corev1.EventTypeWarning, ReasonNameClash,
 			"ClusterProfile %s/%s belongs to cluster manager %q; not publishing this cluster in namespace %s until it is gone",
 			s.key.Namespace, s.key.Name, s.clashWith, s.key.Namespace)
+	}
+}
+
+// reportClusterNamespaces warns, once per binding, about each publishing
+// binding of the world in a ManagedCluster's namespace: membership publishes
+// nothing there, and whoever made the binding should learn why. The finding
+// depends on the binding and its namespace alone, so every cluster the
+// binding would publish agrees on it and it is reported once; a binding that
+// stops publishing, or whose namespace loses the label, clears it.
+func (r *Reconciler) reportClusterNamespaces(ctx context.Context, world World) {
+	inClusterNamespaces := map[*clusterv1beta2.ManagedClusterSetBinding]bool{}
+	for _, b := range membership.BindingsInClusterNamespaces(world.World) {
+		inClusterNamespaces[b] = true
+	}
+	for i := range world.Bindings {
+		binding := &world.Bindings[i]
+		var findings map[string]string
+		if inClusterNamespaces[binding] {
+			findings = map[string]string{topicClusterNamespace: binding.Namespace}
+		}
+		// By UID: a binding made anew is told anew.
+		subject := "ManagedClusterSetBinding/" + binding.Namespace + "/" + binding.Name + "/" + string(binding.UID)
+		if len(r.reports.Update(subject, findings)) == 0 {
+			continue
+		}
+		ctrl.LoggerFrom(ctx).Info("Not publishing through a binding in a ManagedCluster's namespace",
+			"managedClusterSetBinding", klog.KObj(binding))
+		r.event(binding, nil, corev1.EventTypeWarning, ReasonClusterNamespaceNotPublished,
+			"Namespace %s is a ManagedCluster's namespace (label %s), where that cluster's agents hold rights: "+
+				"no ClusterProfile, access provider entry or token copy is published through this binding; it still serves Placement",
+			binding.Namespace, membership.LabelClusterNamespace)
 	}
 }
 

@@ -155,3 +155,31 @@ func TestAFreedNameGetsItsCopy(t *testing.T) {
 	}, 10*time.Second, framework.Interval).Should(Equal("token-1"))
 	t.Logf("the copy appeared %s after its name was freed", time.Since(freed).Round(time.Millisecond))
 }
+
+// TestNoCopyInAManagedClusterNamespace: cluster B's agents hold Secret
+// rights in B's hub namespace, so a binding there must not bring cluster A's
+// token, even next to a profile someone else wrote (as OCM's built-in mirror
+// does, here by hand with our mirror off). The copy goes the moment the
+// namespace is labelled as B's.
+func TestNoCopyInAManagedClusterNamespace(t *testing.T) {
+	ctx := framework.ContextFor(t)
+	c := env.Client
+	framework.StartManager(t, env, framework.ManagerOptions{Gates: map[string]bool{"ClusterProfile": false, "ClusterProfileCredSyncer": true}})
+	framework.CreateNamespace(ctx, t, c, "cnsync-a")
+	clusterB := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "cnsync-b"}}
+	NewWithT(t).Expect(c.Create(ctx, clusterB)).To(Succeed())
+	framework.Serve(ctx, t, c, "cnsync-b", "cnsync-a")
+	NewWithT(t).Expect(c.Create(ctx, utiltesting.MakeClusterProfile("cnsync-b", "cnsync-a", "open-cluster-management").Obj())).To(Succeed())
+	createMSA(ctx, t, "cnsync-a", "multikueue", "token-1", expiry, true)
+	expectCopiesIn(t, ctx, "cnsync-a-multikueue", "cnsync-b")
+
+	framework.Update(ctx, t, c, clusterB, func(ns *corev1.Namespace) {
+		ns.Labels = map[string]string{"open-cluster-management.io/cluster-name": "cnsync-b"}
+	})
+	expectCopiesIn(t, ctx, "cnsync-a-multikueue")
+	NewWithT(t).Consistently(func(g Gomega) []string {
+		found, err := framework.SecretNamespaces(ctx, c, "cnsync-a-multikueue")
+		g.Expect(err).NotTo(HaveOccurred())
+		return found
+	}, 2*time.Second, 100*time.Millisecond).Should(BeEmpty())
+}

@@ -3,6 +3,7 @@ package mirror_test
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
@@ -210,4 +211,60 @@ func TestLeavesTerminatingNamespacesAlone(t *testing.T) {
 		g.Expect(profileNamespaces(g, ctx, "term-c2")).To(BeEmpty())
 		g.Expect(getProfile(g, ctx, "term-ns", "term-c1").Status.Version.Kubernetes).To(BeEmpty())
 	}, "2s", "100ms").Should(Succeed())
+}
+
+// TestBindingInClusterNamespacePublishesNothing: a cluster's agents hold
+// rights in its hub namespace, so a binding there publishes nothing (it
+// still serves Placement) and says so on the binding, once.
+func TestBindingInClusterNamespacePublishesNothing(t *testing.T) {
+	ctx := framework.ContextFor(t)
+	c := env.Client
+	framework.StartManager(t, env, framework.ManagerOptions{})
+	framework.CreateNamespace(ctx, t, c, "cns-team")
+	// As OCM's registration creates a cluster's namespace.
+	clusterNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "cns-c2",
+		Labels: map[string]string{"open-cluster-management.io/cluster-name": "cns-c2"}}}
+	if err := c.Create(ctx, clusterNS); err != nil {
+		t.Fatal(err)
+	}
+	framework.CreateClusterSet(ctx, t, c, utiltesting.MakeClusterSet("cns-set").Obj())
+	framework.CreateCluster(ctx, t, c, utiltesting.MakeManagedCluster("cns-c1").ClusterSet("cns-set").Obj())
+	framework.CreateCluster(ctx, t, c, utiltesting.MakeManagedCluster("cns-c2").Obj())
+	framework.CreateBinding(ctx, t, c, utiltesting.MakeBinding("cns-c2", "cns-set").Bound(true).Obj())
+	framework.CreateBinding(ctx, t, c, utiltesting.MakeBinding("cns-team", "cns-set").Bound(true).Obj())
+
+	expectProfilesIn(t, ctx, "cns-c1", "cns-team")
+	want := []string{"Namespace cns-c2 is a ManagedCluster's namespace (label open-cluster-management.io/cluster-name), " +
+		"where that cluster's agents hold rights: no ClusterProfile, access provider entry or token copy is published through this binding; it still serves Placement"}
+	notes := func(g Gomega, namespace string) []string {
+		notes := []string{}
+		for _, e := range eventsAbout(g, ctx, "ManagedClusterSetBinding", "cns-set", "ClusterNamespaceNotPublished") {
+			if e.Regarding.Namespace == namespace {
+				notes = append(notes, e.Note)
+			}
+		}
+		return notes
+	}
+	NewWithT(t).Eventually(func(g Gomega) []string { return notes(g, "cns-c2") }, framework.Timeout, framework.Interval).Should(Equal(want))
+	// Other changes that reconcile the cluster neither publish there nor report again.
+	framework.UpdateCluster(ctx, t, c, "cns-c1", func(mc *clusterv1.ManagedCluster) {
+		mc.Annotations = map[string]string{"touched": "yes"}
+	})
+	NewWithT(t).Consistently(func(g Gomega) {
+		g.Expect(profileNamespaces(g, ctx, "cns-c1")).To(Equal([]string{"cns-team"}))
+		g.Expect(notes(g, "cns-c2")).To(Equal(want))
+		g.Expect(notes(g, "cns-team")).To(BeEmpty())
+	}, "2s", "200ms").Should(Succeed())
+
+	// An admin takes the label off: the namespace is an ordinary one.
+	framework.Update(ctx, t, c, clusterNS, func(ns *corev1.Namespace) {
+		delete(ns.Labels, "open-cluster-management.io/cluster-name")
+	})
+	expectProfilesIn(t, ctx, "cns-c1", "cns-c2", "cns-team")
+
+	// And back on: the profile there goes.
+	framework.Update(ctx, t, c, clusterNS, func(ns *corev1.Namespace) {
+		ns.Labels = map[string]string{"open-cluster-management.io/cluster-name": "cns-c2"}
+	})
+	expectProfilesIn(t, ctx, "cns-c1", "cns-team")
 }
