@@ -72,6 +72,12 @@ func (v variant) readsMembership() bool {
 	return v.mirror || v.accessProvider || v.directAccess || v.credSyncer || v.multikueue
 }
 
+// publishes: a gate that publishes profiles, access entries or token
+// copies into bound namespaces is on, so the publish opt-out matters.
+func (g gates) publishes() bool {
+	return g.mirror || g.accessProvider || g.directAccess || g.credSyncer
+}
+
 // secretsWritable: the syncer's role, or the cleanup role with the syncer
 // off, lets the manager write (delete) Secrets, and the policy narrows it.
 func (v variant) secretsWritable() bool { return v.credSyncer || v.cleanup }
@@ -262,15 +268,13 @@ var accesses = map[string]access{
 	"create a ClusterProfile with Server-Side Apply": {
 		want: func(v variant) outcome { return allowedIf(v.mirror) },
 		do: func(ctx context.Context, r requester) error {
-			u := &unstructured.Unstructured{}
-			u.SetGroupVersionKind(cpv1alpha1.GroupVersion.WithKind("ClusterProfile"))
-			u.SetNamespace(r.ns)
-			u.SetName("new-profile")
-			body := fmt.Sprintf(`{"apiVersion":"multicluster.x-k8s.io/v1alpha1","kind":"ClusterProfile",`+
-				`"metadata":{"name":"new-profile","namespace":%q,"labels":{"x-k8s.io/cluster-manager":"open-cluster-management"}},`+
-				`"spec":{"displayName":"new-profile","clusterManager":{"name":"open-cluster-management"}}}`, r.ns)
-			return r.c.Patch(ctx, u, client.RawPatch(types.ApplyPatchType, []byte(body)),
-				client.FieldOwner("clusterprofile-mirror"), client.DryRunAll)
+			return applyProfile(ctx, r, r.ns, "new-profile")
+		},
+	},
+	"create a ClusterProfile in a ManagedCluster namespace": {
+		want: func(v variant) outcome { return orPolicy(v.mirror) },
+		do: func(ctx context.Context, r requester) error {
+			return applyProfile(ctx, r, r.emptyCluster, "c1")
 		},
 	},
 	"change a ClusterProfile's labels": {
@@ -564,6 +568,12 @@ var accesses = map[string]access{
 			return r.c.Create(ctx, syncedCopy("kube-system", "c2", "msa"), client.DryRunAll)
 		},
 	},
+	"create a copy in a ManagedCluster namespace": {
+		want: func(v variant) outcome { return orPolicy(v.credSyncer) },
+		do: func(ctx context.Context, r requester) error {
+			return r.c.Create(ctx, syncedCopy(r.emptyCluster, "c2", "msa"), client.DryRunAll)
+		},
+	},
 	"create a copy in the release namespace": {
 		want: func(v variant) outcome { return orPolicy(v.credSyncer) },
 		do: func(ctx context.Context, r requester) error {
@@ -705,6 +715,9 @@ func TestManagerRBACByImpersonation(t *testing.T) {
 			if v.agent {
 				waitForPolicy(t, r, "create the agent's Role outside a cluster namespace")
 			}
+			if v.mirror {
+				waitForPolicy(t, r, "create a ClusterProfile in a ManagedCluster namespace")
+			}
 			want := map[string]outcome{}
 			got := map[string]outcome{}
 			for name, a := range accesses {
@@ -840,6 +853,20 @@ func impersonate(t testing.TB, user string) client.WithWatch {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// applyProfile creates a ClusterProfile in namespace as the mirror does:
+// a Server-Side Apply, dry run.
+func applyProfile(ctx context.Context, r requester, namespace, name string) error {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(cpv1alpha1.GroupVersion.WithKind("ClusterProfile"))
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	body := fmt.Sprintf(`{"apiVersion":"multicluster.x-k8s.io/v1alpha1","kind":"ClusterProfile",`+
+		`"metadata":{"name":%q,"namespace":%q,"labels":{"x-k8s.io/cluster-manager":"open-cluster-management"}},`+
+		`"spec":{"displayName":%q,"clusterManager":{"name":"open-cluster-management"}}}`, name, namespace, name)
+	return r.c.Patch(ctx, u, client.RawPatch(types.ApplyPatchType, []byte(body)),
+		client.FieldOwner("clusterprofile-mirror"), client.DryRunAll)
 }
 
 // multiKueueCluster is a MultiKueueCluster as the MultiKueue integration

@@ -119,6 +119,12 @@ func expectedObjects(v variant) []string {
 	if v.credSyncer {
 		policy("token-copies")
 	}
+	if v.publishes() {
+		policy("publish-opt-out")
+	}
+	if v.mirror {
+		policy("profile-namespaces")
+	}
 	sort.Strings(want)
 	return want
 }

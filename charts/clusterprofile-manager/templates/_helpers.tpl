@@ -109,3 +109,13 @@ synced token copy (the label or either source annotation).
     ('authentication.open-cluster-management.io/synced-from-cluster' in {{ $o }}.metadata.annotations ||
      'authentication.open-cluster-management.io/synced-from-managed-serviceaccount' in {{ $o }}.metadata.annotations)))
 {{- end -}}
+
+{{/*
+CEL: the request's namespace is a ManagedCluster's own on the hub (OCM labels
+it open-cluster-management.io/cluster-name). Whatever the label's value: the
+policies that use this deny, and a deny must not hinge on a value.
+*/}}
+{{- define "cpm.inManagedClusterNamespace" -}}
+namespaceObject != null && has(namespaceObject.metadata.labels) &&
+'open-cluster-management.io/cluster-name' in namespaceObject.metadata.labels
+{{- end -}}
