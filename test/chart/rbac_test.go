@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -684,6 +685,53 @@ var accesses = map[string]access{
 		},
 	},
 
+	// The chart's admission policies: read, by name, to report them missing
+	// or altered (the token-copies ones are not installed here: NotFound).
+	"get the chart's policy and binding on Secret writes": {
+		want: func(v variant) outcome { return allowedIf(v.secretsWritable()) },
+		do: func(ctx context.Context, r requester) error {
+			return getPolicyAndBinding(ctx, r, r.fullname+"-secret-writes")
+		},
+	},
+	"get the chart's token-copies policy and binding": {
+		want: func(v variant) outcome { return allowedIf(v.credSyncer) },
+		do: func(ctx context.Context, r requester) error {
+			return getPolicyAndBinding(ctx, r, r.fullname+"-token-copies")
+		},
+	},
+	"get the chart's publish opt-out policy and binding": {
+		want: func(v variant) outcome { return allowedIf(v.publishes()) },
+		do: func(ctx context.Context, r requester) error {
+			return getPolicyAndBinding(ctx, r, r.fullname+"-publish-opt-out")
+		},
+	},
+	"get another admission policy": {
+		want: func(variant) outcome { return deniedByRBAC },
+		do: func(ctx context.Context, r requester) error {
+			return getPolicyAndBinding(ctx, r, "other-policy")
+		},
+	},
+	"list admission policy bindings": {
+		want: func(variant) outcome { return deniedByRBAC },
+		do: func(ctx context.Context, r requester) error {
+			return r.c.List(ctx, &admissionregistrationv1.ValidatingAdmissionPolicyBindingList{})
+		},
+	},
+	"change the chart's admission policy binding": {
+		want: func(variant) outcome { return deniedByRBAC },
+		do: func(ctx context.Context, r requester) error {
+			b := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: r.fullname + "-secret-writes"}}
+			return r.c.Patch(ctx, b, mergePatch(`{"spec":{"validationActions":["Warn"]}}`), client.DryRunAll)
+		},
+	},
+	"delete the chart's admission policy binding": {
+		want: func(variant) outcome { return deniedByRBAC },
+		do: func(ctx context.Context, r requester) error {
+			b := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: r.fullname + "-secret-writes"}}
+			return r.c.Delete(ctx, b, client.DryRunAll)
+		},
+	},
+
 	// Never.
 	"read ConfigMaps": {
 		want: func(variant) outcome { return deniedByRBAC },
@@ -867,6 +915,15 @@ func applyProfile(ctx context.Context, r requester, namespace, name string) erro
 		`"spec":{"displayName":%q,"clusterManager":{"name":"open-cluster-management"}}}`, name, namespace, name)
 	return r.c.Patch(ctx, u, client.RawPatch(types.ApplyPatchType, []byte(body)),
 		client.FieldOwner("clusterprofile-mirror"), client.DryRunAll)
+}
+
+// getPolicyAndBinding gets the ValidatingAdmissionPolicy and the binding
+// of that name.
+func getPolicyAndBinding(ctx context.Context, r requester, name string) error {
+	if err := r.c.Get(ctx, types.NamespacedName{Name: name}, &admissionregistrationv1.ValidatingAdmissionPolicy{}); client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	return r.c.Get(ctx, types.NamespacedName{Name: name}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})
 }
 
 // multiKueueCluster is a MultiKueueCluster as the MultiKueue integration
