@@ -1,5 +1,6 @@
 // Command clusterprofile-check is the chart's `helm test`: it checks that
-// the manager is ready and leading and that the ClusterProfile API is served.
+// the manager is ready and leading, that the ClusterProfile API is served,
+// and that the release's admission policies exist as the chart rendered them.
 package main
 
 import (

@@ -68,6 +68,10 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 	unscoped := fs.String("unscoped-tokens", string(credsync.UnscopedEverywhere),
 		"Where the credential syncer copies the token of a ManagedServiceAccount that names no consumer namespaces (annotation "+
 			cpcreds.AnnotationConsumerNamespaces+"): everywhere (every namespace serving its cluster) or nowhere.")
+	fs.StringVar(&m.AdmissionPoliciesFile, "admission-policies-file", "",
+		"The admission policies and bindings the chart rendered for this release (a YAML stream); the manager checks that they exist as rendered and reports it in clusterprofile_admission_policies_intact. Empty: no check.")
+	fs.DurationVar(&m.AdmissionPoliciesCheckPeriod, "admission-policies-check-period", hubmanager.DefaultAdmissionPoliciesCheckPeriod,
+		"How often the admission policies are checked.")
 	addGatedCapabilityFlags(fs, m)
 	fs.Float32Var(&o.qps, "kube-api-qps", 50, "Queries per second allowed towards the hub API server.")
 	fs.IntVar(&o.burst, "kube-api-burst", 100, "Burst of queries allowed towards the hub API server.")

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	admissionregistrationv1 "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/utils/ptr"
@@ -23,6 +24,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/installcheck"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/multikueue"
@@ -65,6 +67,12 @@ type Options struct {
 	// MetricsCertDir holds tls.crt and tls.key for the metrics endpoint;
 	// without them it uses a self-signed certificate.
 	MetricsCertDir string
+	// AdmissionPoliciesFile holds the admission policies and bindings the
+	// chart rendered for the release; when set, the manager checks every
+	// AdmissionPoliciesCheckPeriod (zero: DefaultAdmissionPoliciesCheckPeriod)
+	// that they exist as rendered and reports it in its metrics.
+	AdmissionPoliciesFile        string
+	AdmissionPoliciesCheckPeriod time.Duration
 }
 
 // LeaderElection are the timings of the leader's Lease.
@@ -122,11 +130,32 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	if err := errors.Join(mgr.AddHealthzCheck("healthz", healthz.Ping), mgr.AddReadyzCheck("readyz", healthz.Ping)); err != nil {
 		return nil, err
 	}
+	if err := addAdmissionPolicyCheck(mgr, cfg, opts); err != nil {
+		return nil, err
+	}
 	runner := &capability.Runner{Manager: mgr, Gates: opts.FeatureGates, Cleanup: opts.CleanupDisabled}
 	if err := runner.Start(ctx, Capabilities(opts)); err != nil {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// addAdmissionPolicyCheck adds the periodic check of the release's admission
+// policies when the chart's expected-policies file is given.
+func addAdmissionPolicyCheck(mgr ctrl.Manager, cfg *rest.Config, opts Options) error {
+	if opts.AdmissionPoliciesFile == "" {
+		return nil
+	}
+	client, err := admissionregistrationv1.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating the admission policy client: %w", err)
+	}
+	period := opts.AdmissionPoliciesCheckPeriod
+	if period <= 0 {
+		period = DefaultAdmissionPoliciesCheckPeriod
+	}
+	return mgr.Add(&admissionPolicyCheck{file: opts.AdmissionPoliciesFile, period: period,
+		get: installcheck.RESTGetter(client.RESTClient())})
 }
 
 // controllerOptions turns controller-runtime's priority queue off unless

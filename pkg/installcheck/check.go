@@ -1,7 +1,11 @@
 // Package installcheck is what `helm test` runs (cmd/clusterprofile-check,
 // in the chart's own image): it checks that an installed clusterprofile-manager
-// is ready and leading, and that the ClusterProfile API is served, with
-// nothing but reads in the release namespace and discovery.
+// is ready and leading, that the ClusterProfile API is served, and that the
+// release's admission policies and bindings exist as the chart rendered
+// them, with nothing but reads in the release namespace, discovery, and GETs
+// of those policies and bindings by name. The manager runs the policy part
+// (CheckPolicies) every minute for its metrics; this package stays free of
+// controller-runtime so that linking it costs the manager nothing.
 package installcheck
 
 import (
@@ -11,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -33,6 +38,9 @@ type Options struct {
 	Timeout time.Duration
 	// Interval is the pause between tries.
 	Interval time.Duration
+	// PoliciesFile is the chart's expected-policies file; empty: the
+	// admission policies are not checked.
+	PoliciesFile string
 }
 
 // Main parses args, connects (in-cluster, or --kubeconfig) and runs Check.
@@ -44,6 +52,8 @@ func Main(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&opts.Deployment, "deployment", "", "The manager's Deployment.")
 	fs.StringVar(&opts.Lease, "lease", "clusterprofile-manager.open-cluster-management.io", "The manager's leader election Lease.")
 	fs.DurationVar(&opts.Timeout, "timeout", 2*time.Minute, "How long to wait for each condition in total.")
+	fs.StringVar(&opts.PoliciesFile, "admission-policies-file", "",
+		"The admission policies and bindings the chart rendered (a YAML stream); each must exist as rendered. Empty: not checked.")
 	kubeconfig := fs.String("kubeconfig", "", "A kubeconfig; empty: the pod's ServiceAccount.")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -68,15 +78,18 @@ func Main(ctx context.Context, args []string, out io.Writer) error {
 	return Check(ctx, cs, opts, out)
 }
 
+// step is one thing the check waits for.
+type step struct {
+	name string
+	run  func(context.Context) error
+}
+
 // Check runs the steps in order, each until it passes or the time is up,
 // and reports each on out.
 func Check(ctx context.Context, cs kubernetes.Interface, opts Options, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	steps := []struct {
-		name string
-		run  func(context.Context) error
-	}{
+	steps := []step{
 		{fmt.Sprintf("Deployment %s/%s has a ready replica", opts.Namespace, opts.Deployment), func(ctx context.Context) error {
 			return deploymentReady(ctx, cs, opts)
 		}},
@@ -84,6 +97,12 @@ func Check(ctx context.Context, cs kubernetes.Interface, opts Options, out io.Wr
 		{"the ClusterProfile API (" + ClusterProfileGroupVersion + ") is served", func(ctx context.Context) error {
 			return clusterProfilesServed(ctx, cs, opts.Namespace)
 		}},
+	}
+	if opts.PoliciesFile != "" {
+		get := RESTGetter(cs.AdmissionregistrationV1().RESTClient())
+		steps = append(steps, step{"the release's admission policies and bindings exist as rendered", func(ctx context.Context) error {
+			return policiesIntact(ctx, get, opts.PoliciesFile)
+		}})
 	}
 	for _, step := range steps {
 		var last error
@@ -149,6 +168,17 @@ func leaderRenewing(cs kubernetes.Interface, opts Options) func(context.Context)
 		}
 		return nil
 	}
+}
+
+func policiesIntact(ctx context.Context, get Getter, file string) error {
+	expected, err := ReadPoliciesFile(file)
+	if err != nil {
+		return err
+	}
+	if problems := CheckPolicies(ctx, get, expected); len(problems) > 0 {
+		return errors.New(strings.Join(ProblemLines(problems), "; "))
+	}
+	return nil
 }
 
 func clusterProfilesServed(ctx context.Context, cs kubernetes.Interface, namespace string) error {

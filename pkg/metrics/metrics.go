@@ -77,6 +77,21 @@ var (
 		Help:      "1 while a capability whose gate is on waits for an API it requires to be served (say, an addon not yet installed).",
 	}, []string{"capability"})
 
+	// Vectors without labels have no series until the first check, so a
+	// manager that checks nothing (no expected-policies file) reports
+	// nothing rather than a false "not intact".
+	admissionPoliciesIntact = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Subsystem: subsystem,
+		Name:      "admission_policies_intact",
+		Help:      "1 while every admission policy and binding the chart rendered for this release exists as rendered, 0 while one is missing, altered or unreadable (checked every minute).",
+	}, nil)
+
+	admissionPolicyProblems = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Subsystem: subsystem,
+		Name:      "admission_policy_problems",
+		Help:      "The chart's admission policies and bindings found missing, altered or unreadable at the last check (1 as well when the expected ones cannot be read).",
+	}, nil)
+
 	registerOnce sync.Once
 )
 
@@ -84,7 +99,7 @@ var (
 func Register() {
 	registerOnce.Do(func() {
 		metrics.Registry.MustRegister(profileWrites, writeErrors, skippedClaims, nameClashes, mirrorPassive, atomicStatusLists,
-			syncedSecretWrites, syncedSecretCollisions, capabilityWaiting)
+			syncedSecretWrites, syncedSecretCollisions, capabilityWaiting, admissionPoliciesIntact, admissionPolicyProblems)
 	})
 }
 
@@ -140,6 +155,13 @@ func SetMirrorPassive(passive bool) { mirrorPassive.Set(boolToFloat(passive)) }
 // SetCapabilityWaiting records whether a capability waits for an API.
 func SetCapabilityWaiting(capability string, waiting bool) {
 	capabilityWaiting.WithLabelValues(capability).Set(boolToFloat(waiting))
+}
+
+// SetAdmissionPolicyProblems records the outcome of a check of the chart's
+// admission policies: how many are missing, altered or unreadable.
+func SetAdmissionPolicyProblems(problems int) {
+	admissionPoliciesIntact.WithLabelValues().Set(boolToFloat(problems == 0))
+	admissionPolicyProblems.WithLabelValues().Set(float64(problems))
 }
 
 // SetAtomicStatusLists records whether the CRD forces merged status writes.

@@ -2,6 +2,7 @@ package chart_test
 
 import (
 	"bytes"
+	"context"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"helm.sh/helm/v3/pkg/action"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -89,6 +91,10 @@ func TestHelmTestHookRendersOnlyWhenEnabled(t *testing.T) {
 	if diff := cmp.Diff(want, keys(nil)); diff != "" {
 		t.Errorf("helm test hooks (-want +got):\n%s", diff)
 	}
+	withPolicies := append([]string{"ClusterRole clusterprofile-manager-test", "ClusterRoleBinding clusterprofile-manager-test"}, want...)
+	if diff := cmp.Diff(withPolicies, keys(gates{mirror: true}.values(false))); diff != "" {
+		t.Errorf("helm test hooks of a release with admission policies (-want +got):\n%s", diff)
+	}
 	if diff := cmp.Diff([]string{}, keys(map[string]any{"helmTest": map[string]any{"enabled": false}})); diff != "" {
 		t.Errorf("hooks with helmTest.enabled=false (-want +got):\n%s", diff)
 	}
@@ -96,11 +102,14 @@ func TestHelmTestHookRendersOnlyWhenEnabled(t *testing.T) {
 
 // TestHelmTestPassesOnAWorkingInstall runs what `helm test` runs: the hook
 // Pod's command and arguments, as the hook's ServiceAccount with the hook's
-// Role, against the manager binary running with the chart's arguments. It
-// passes while the manager leads and its Deployment is ready, and fails,
-// naming the reason, while the Deployment has no ready replica. (A test
+// Role and ClusterRole, against the manager binary running with the chart's
+// arguments and the chart's admission policies installed. It passes while
+// the manager leads, its Deployment is ready and the policies are as
+// rendered, and fails, naming the reason, while the Deployment has no ready
+// replica, and while a policy binding is deleted or only warns. (A test
 // control plane runs no kubelet or Deployment controller: the test writes
-// the Deployment's status as they would.)
+// the Deployment's status as they would. The Pod's mounted expected-policies
+// file is the rendered ConfigMap's content, written locally.)
 func TestHelmTestPassesOnAWorkingInstall(t *testing.T) {
 	ctx := framework.ContextFor(t)
 	rel := chartrender.Release{Name: "helmtest", Namespace: "chart-helm-test"}
@@ -124,6 +133,9 @@ func TestHelmTestPassesOnAWorkingInstall(t *testing.T) {
 		if err := env.Client.Create(ctx, u); err != nil {
 			t.Fatalf("creating %s: %v", objectKey(u), err)
 		}
+		if u.GetNamespace() == "" {
+			t.Cleanup(func() { _ = env.Client.Delete(context.Background(), u) })
+		}
 	}
 	containers, _, _ := unstructured.NestedSlice(pod.Object, "spec", "containers")
 	container := containers[0].(map[string]any)
@@ -134,7 +146,8 @@ func TestHelmTestPassesOnAWorkingInstall(t *testing.T) {
 	}
 	api := newAPIRecorder(t, "system:serviceaccount:"+rel.Namespace+":helmtest-clusterprofile-manager-test")
 	run := func(extra ...string) (string, error) {
-		cmd := exec.Command(buildCheck(t), append(append(append([]string{}, args...), "--kubeconfig="+api.kubeconfig(t)), extra...)...)
+		local := []string{"--kubeconfig=" + api.kubeconfig(t), "--admission-policies-file=" + expectedPoliciesFile(t, objects)}
+		cmd := exec.Command(buildCheck(t), append(append(append([]string{}, args...), local...), extra...)...)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
@@ -165,9 +178,28 @@ func TestHelmTestPassesOnAWorkingInstall(t *testing.T) {
 	out, err = run()
 	want := "ok: Deployment chart-helm-test/helmtest-clusterprofile-manager has a ready replica\n" +
 		"ok: a replica holds and renews Lease chart-helm-test/clusterprofile-manager.open-cluster-management.io\n" +
-		"ok: the ClusterProfile API (multicluster.x-k8s.io/v1alpha1) is served\n"
+		"ok: the ClusterProfile API (multicluster.x-k8s.io/v1alpha1) is served\n" +
+		"ok: the release's admission policies and bindings exist as rendered\n"
 	if err != nil || out != want {
 		t.Errorf("the check failed (%v); output (-want +got):\n%s", err, cmp.Diff(want, out))
+	}
+
+	t.Log("A policy binding deleted, another one only warning: the check fails and names both.")
+	optOut := find(objects, "ValidatingAdmissionPolicyBinding", "helmtest-clusterprofile-manager-publish-opt-out")
+	if err := env.Client.Delete(ctx, optOut.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	profiles := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+	profiles.Name = "helmtest-clusterprofile-manager-profile-namespaces"
+	framework.Update(ctx, t, env.Client, profiles, func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
+		b.Spec.ValidationActions = []admissionregistrationv1.ValidationAction{admissionregistrationv1.Warn}
+	})
+	out, err = run("--timeout=10s") // long enough for the Lease to be renewed once
+	wantFailure := "not true within 10s: the release's admission policies and bindings exist as rendered: " +
+		"ValidatingAdmissionPolicyBinding helmtest-clusterprofile-manager-profile-namespaces: spec.validationActions[0] is \"Warn\", want \"Deny\"; " +
+		"ValidatingAdmissionPolicyBinding helmtest-clusterprofile-manager-publish-opt-out: missing"
+	if err == nil || !strings.Contains(out, wantFailure) {
+		t.Errorf("the check should fail on the policies (%v); want %q in:\n%s", err, wantFailure, out)
 	}
 	if diff := cmp.Diff([]string{}, api.Forbidden()); diff != "" {
 		t.Errorf("requests refused to the test's ServiceAccount (-want +got):\n%s", diff)

@@ -133,15 +133,18 @@ type runningManager struct {
 
 // startManager installs the release's identity and RBAC (installForManager)
 // and runs the binary with the Deployment's arguments, overriding only the
-// kubeconfig and the listen addresses (probes and metrics on free loopback
-// ports, or off). It waits until the manager holds its leader Lease and the
-// API has been quiet for a moment: every informer and one-shot withdrawal
-// has sent its first request by then.
+// kubeconfig, the expected-policies file (the rendered ConfigMap's content,
+// which the Deployment mounts) and the listen addresses (probes and metrics
+// on free loopback ports, or off). It waits until the manager holds its
+// leader Lease and the API has been quiet for a moment: every informer and
+// one-shot withdrawal has sent its first request by then.
 func startManager(ctx context.Context, t *testing.T, rel chartrender.Release, values map[string]any, listen ...string) *runningManager {
 	t.Helper()
 	installForManager(ctx, t, rel, values)
 	api := newAPIRecorder(t, serviceAccountUser(rel))
-	args := append(managerArgs(t, render(t, rel, values)), "--kubeconfig="+api.kubeconfig(t), "--graceful-shutdown-timeout=5s")
+	objects := render(t, rel, values)
+	args := append(managerArgs(t, objects), "--kubeconfig="+api.kubeconfig(t), "--graceful-shutdown-timeout=5s",
+		"--admission-policies-file="+expectedPoliciesFile(t, objects))
 	if len(listen) == 0 {
 		listen = []string{"--metrics-bind-address=0", "--health-probe-bind-address=0"}
 	}

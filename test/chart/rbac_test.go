@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -70,6 +71,12 @@ func outcomeOf(err error) outcome {
 // behalf reads which namespaces serve which clusters (pkg/membership).
 func (v variant) readsMembership() bool {
 	return v.mirror || v.accessProvider || v.directAccess || v.credSyncer || v.multikueue
+}
+
+// publishes: a gate that publishes profiles, access entries or token
+// copies into bound namespaces is on, so the publish opt-out matters.
+func (g gates) publishes() bool {
+	return g.mirror || g.accessProvider || g.directAccess || g.credSyncer
 }
 
 // secretsWritable: the syncer's role, or the cleanup role with the syncer
@@ -262,15 +269,13 @@ var accesses = map[string]access{
 	"create a ClusterProfile with Server-Side Apply": {
 		want: func(v variant) outcome { return allowedIf(v.mirror) },
 		do: func(ctx context.Context, r requester) error {
-			u := &unstructured.Unstructured{}
-			u.SetGroupVersionKind(cpv1alpha1.GroupVersion.WithKind("ClusterProfile"))
-			u.SetNamespace(r.ns)
-			u.SetName("new-profile")
-			body := fmt.Sprintf(`{"apiVersion":"multicluster.x-k8s.io/v1alpha1","kind":"ClusterProfile",`+
-				`"metadata":{"name":"new-profile","namespace":%q,"labels":{"x-k8s.io/cluster-manager":"open-cluster-management"}},`+
-				`"spec":{"displayName":"new-profile","clusterManager":{"name":"open-cluster-management"}}}`, r.ns)
-			return r.c.Patch(ctx, u, client.RawPatch(types.ApplyPatchType, []byte(body)),
-				client.FieldOwner("clusterprofile-mirror"), client.DryRunAll)
+			return applyProfile(ctx, r, r.ns, "new-profile")
+		},
+	},
+	"create a ClusterProfile in a ManagedCluster namespace": {
+		want: func(v variant) outcome { return orPolicy(v.mirror) },
+		do: func(ctx context.Context, r requester) error {
+			return applyProfile(ctx, r, r.emptyCluster, "c1")
 		},
 	},
 	"change a ClusterProfile's labels": {
@@ -564,6 +569,12 @@ var accesses = map[string]access{
 			return r.c.Create(ctx, syncedCopy("kube-system", "c2", "msa"), client.DryRunAll)
 		},
 	},
+	"create a copy in a ManagedCluster namespace": {
+		want: func(v variant) outcome { return orPolicy(v.credSyncer) },
+		do: func(ctx context.Context, r requester) error {
+			return r.c.Create(ctx, syncedCopy(r.emptyCluster, "c2", "msa"), client.DryRunAll)
+		},
+	},
 	"create a copy in the release namespace": {
 		want: func(v variant) outcome { return orPolicy(v.credSyncer) },
 		do: func(ctx context.Context, r requester) error {
@@ -674,6 +685,53 @@ var accesses = map[string]access{
 		},
 	},
 
+	// The chart's admission policies: read, by name, to report them missing
+	// or altered (the token-copies ones are not installed here: NotFound).
+	"get the chart's policy and binding on Secret writes": {
+		want: func(v variant) outcome { return allowedIf(v.secretsWritable()) },
+		do: func(ctx context.Context, r requester) error {
+			return getPolicyAndBinding(ctx, r, r.fullname+"-secret-writes")
+		},
+	},
+	"get the chart's token-copies policy and binding": {
+		want: func(v variant) outcome { return allowedIf(v.credSyncer) },
+		do: func(ctx context.Context, r requester) error {
+			return getPolicyAndBinding(ctx, r, r.fullname+"-token-copies")
+		},
+	},
+	"get the chart's publish opt-out policy and binding": {
+		want: func(v variant) outcome { return allowedIf(v.publishes()) },
+		do: func(ctx context.Context, r requester) error {
+			return getPolicyAndBinding(ctx, r, r.fullname+"-publish-opt-out")
+		},
+	},
+	"get another admission policy": {
+		want: func(variant) outcome { return deniedByRBAC },
+		do: func(ctx context.Context, r requester) error {
+			return getPolicyAndBinding(ctx, r, "other-policy")
+		},
+	},
+	"list admission policy bindings": {
+		want: func(variant) outcome { return deniedByRBAC },
+		do: func(ctx context.Context, r requester) error {
+			return r.c.List(ctx, &admissionregistrationv1.ValidatingAdmissionPolicyBindingList{})
+		},
+	},
+	"change the chart's admission policy binding": {
+		want: func(variant) outcome { return deniedByRBAC },
+		do: func(ctx context.Context, r requester) error {
+			b := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: r.fullname + "-secret-writes"}}
+			return r.c.Patch(ctx, b, mergePatch(`{"spec":{"validationActions":["Warn"]}}`), client.DryRunAll)
+		},
+	},
+	"delete the chart's admission policy binding": {
+		want: func(variant) outcome { return deniedByRBAC },
+		do: func(ctx context.Context, r requester) error {
+			b := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: r.fullname + "-secret-writes"}}
+			return r.c.Delete(ctx, b, client.DryRunAll)
+		},
+	},
+
 	// Never.
 	"read ConfigMaps": {
 		want: func(variant) outcome { return deniedByRBAC },
@@ -704,6 +762,9 @@ func TestManagerRBACByImpersonation(t *testing.T) {
 			}
 			if v.agent {
 				waitForPolicy(t, r, "create the agent's Role outside a cluster namespace")
+			}
+			if v.mirror {
+				waitForPolicy(t, r, "create a ClusterProfile in a ManagedCluster namespace")
 			}
 			want := map[string]outcome{}
 			got := map[string]outcome{}
@@ -840,6 +901,29 @@ func impersonate(t testing.TB, user string) client.WithWatch {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// applyProfile creates a ClusterProfile in namespace as the mirror does:
+// a Server-Side Apply, dry run.
+func applyProfile(ctx context.Context, r requester, namespace, name string) error {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(cpv1alpha1.GroupVersion.WithKind("ClusterProfile"))
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	body := fmt.Sprintf(`{"apiVersion":"multicluster.x-k8s.io/v1alpha1","kind":"ClusterProfile",`+
+		`"metadata":{"name":%q,"namespace":%q,"labels":{"x-k8s.io/cluster-manager":"open-cluster-management"}},`+
+		`"spec":{"displayName":%q,"clusterManager":{"name":"open-cluster-management"}}}`, name, namespace, name)
+	return r.c.Patch(ctx, u, client.RawPatch(types.ApplyPatchType, []byte(body)),
+		client.FieldOwner("clusterprofile-mirror"), client.DryRunAll)
+}
+
+// getPolicyAndBinding gets the ValidatingAdmissionPolicy and the binding
+// of that name.
+func getPolicyAndBinding(ctx context.Context, r requester, name string) error {
+	if err := r.c.Get(ctx, types.NamespacedName{Name: name}, &admissionregistrationv1.ValidatingAdmissionPolicy{}); client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	return r.c.Get(ctx, types.NamespacedName{Name: name}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})
 }
 
 // multiKueueCluster is a MultiKueueCluster as the MultiKueue integration

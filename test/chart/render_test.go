@@ -75,6 +75,7 @@ func expectedObjects(v variant) []string {
 		"ClusterRole clusterprofile-manager-metrics-auth",
 		"ClusterRoleBinding clusterprofile-manager-metrics-auth",
 		"ClusterRole clusterprofile-manager-metrics-reader",
+		"ConfigMap " + ns + "/clusterprofile-manager-admission-policies",
 		"CustomResourceDefinition clusterprofiles.multicluster.x-k8s.io",
 		"Deployment " + ns + "/clusterprofile-manager",
 		"Role " + ns + "/clusterprofile-manager-leader-election",
@@ -118,6 +119,15 @@ func expectedObjects(v variant) []string {
 	}
 	if v.credSyncer {
 		policy("token-copies")
+	}
+	if v.publishes() {
+		policy("publish-opt-out")
+	}
+	if v.mirror {
+		policy("profile-namespaces")
+	}
+	if v.agent || v.credSyncer || v.cleanup || v.publishes() {
+		role("admission-policies") // get on the policies above, by name
 	}
 	sort.Strings(want)
 	return want
@@ -173,6 +183,7 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 				"--metrics-bind-address=:8443",
 				"--metrics-secure=true",
 				"--health-probe-bind-address=:8081",
+				"--admission-policies-file=/etc/clusterprofile-manager/admission-policies/policies.yaml",
 			},
 		},
 		"every value set": {
@@ -210,6 +221,7 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 				"--metrics-bind-address=:8443",
 				"--metrics-secure=true",
 				"--health-probe-bind-address=:8081",
+				"--admission-policies-file=/etc/clusterprofile-manager/admission-policies/policies.yaml",
 				"--zap-log-level=2",
 			},
 		},
@@ -229,6 +241,7 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 				"--metrics-bind-address=:8443",
 				"--metrics-secure=true",
 				"--health-probe-bind-address=:8081",
+				"--admission-policies-file=/etc/clusterprofile-manager/admission-policies/policies.yaml",
 			},
 		},
 	}

@@ -115,3 +115,80 @@ func namespaceSecretsUser(ctx context.Context, t *testing.T, user, namespace str
 	}
 	return c
 }
+
+// TestManagerWritesNoCopyOrProfileInAManagedClusterNamespace plays the
+// manager's ServiceAccount (mirror and syncer on, the chart's RBAC and
+// policies) against ManagedCluster namespaces, recognised by the label
+// open-cluster-management.io/cluster-name whatever its value: another
+// cluster's token copy and a profile of ours must never land there, where
+// that cluster's agents hold rights, while the same writes in a consumer
+// namespace go through, and a copy already there can still be deleted.
+func TestManagerWritesNoCopyOrProfileInAManagedClusterNamespace(t *testing.T) {
+	ctx := framework.ContextFor(t)
+	rel := chartrender.Release{Name: "clusterns", Namespace: "chart-clusterns"}
+	r := installForManager(ctx, t, rel, gates{mirror: true, credSyncer: true}.values(false))
+	label := "open-cluster-management.io/cluster-name"
+	namespaces := map[string]*corev1.Namespace{
+		"a consumer namespace": {ObjectMeta: metav1.ObjectMeta{Name: "chart-clusterns-consumer"}},
+		"a cluster's namespace": {ObjectMeta: metav1.ObjectMeta{Name: "chart-clusterns-own",
+			Labels: map[string]string{label: "chart-clusterns-own"}}},
+		"a namespace labelled for another cluster": {ObjectMeta: metav1.ObjectMeta{Name: "chart-clusterns-other",
+			Labels: map[string]string{label: "c9"}}},
+		"a namespace labelled with no cluster": {ObjectMeta: metav1.ObjectMeta{Name: "chart-clusterns-empty",
+			Labels: map[string]string{label: ""}}},
+	}
+	for _, ns := range namespaces {
+		if err := env.Client.Create(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Client.Create(ctx, syncedCopy(ns.Name, "c1", "msa")); err != nil { // as a cluster admin
+			t.Fatal(err)
+		}
+	}
+	attempts := map[string]func(ns string) error{
+		"create a token copy": func(ns string) error {
+			return r.c.Create(ctx, syncedCopy(ns, "c2", "msa"), client.DryRunAll)
+		},
+		"update a token copy": func(ns string) error {
+			return r.c.Patch(ctx, syncedCopy(ns, "c1", "msa"), mergePatch(`{"data":{"token":"dDI="}}`), client.DryRunAll)
+		},
+		"delete a token copy": func(ns string) error {
+			return r.c.Delete(ctx, syncedCopy(ns, "c1", "msa"), client.DryRunAll)
+		},
+		"create a ClusterProfile": func(ns string) error { return applyProfile(ctx, r, ns, "c1") },
+	}
+	refused := map[string]outcome{"create a token copy": deniedByPolicy, "update a token copy": deniedByPolicy,
+		"delete a token copy": allowed, "create a ClusterProfile": deniedByPolicy}
+	want := map[string]map[string]outcome{
+		"a consumer namespace": {"create a token copy": allowed, "update a token copy": allowed,
+			"delete a token copy": allowed, "create a ClusterProfile": allowed},
+		"a cluster's namespace":                    refused,
+		"a namespace labelled for another cluster": refused,
+		"a namespace labelled with no cluster":     refused,
+	}
+	for _, access := range []string{"create a token copy", "create a ClusterProfile"} {
+		deadline := time.Now().Add(10 * time.Second)
+		for outcomeOf(attempts[access](namespaces["a cluster's namespace"].Name)) != deniedByPolicy && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	got := map[string]map[string]outcome{}
+	for kind, ns := range namespaces {
+		got[kind] = map[string]outcome{}
+		for name, attempt := range attempts {
+			got[kind][name] = outcomeOf(attempt(ns.Name))
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("what the manager may write where (-want +got):\n%s", diff)
+	}
+
+	for access, message := range map[string]string{
+		"create a token copy":     "clusterprofile-manager may not write token copies into a ManagedCluster namespace",
+		"create a ClusterProfile": "clusterprofile-manager may not create ClusterProfiles in a ManagedCluster namespace",
+	} {
+		if err := attempts[access](namespaces["a cluster's namespace"].Name); err == nil || !strings.Contains(err.Error(), message) {
+			t.Errorf("%s in a cluster's namespace: the refusal should say %q; got %v", access, message, err)
+		}
+	}
+}

@@ -62,6 +62,16 @@ func findKind(objects []*unstructured.Unstructured, kind string) *unstructured.U
 	return nil
 }
 
+// findName returns the rendered object of a kind and name, or nil.
+func findName(objects []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	for _, u := range objects {
+		if u.GetKind() == kind && u.GetName() == name {
+			return u
+		}
+	}
+	return nil
+}
+
 // ruleFile renders the chart with the PrometheusRule on (and values) and
 // returns its groups as a Prometheus rule file.
 func ruleFile(t testing.TB, rel chartrender.Release, values map[string]any) []byte {

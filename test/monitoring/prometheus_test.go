@@ -82,7 +82,7 @@ func TestPrometheusWatchesTheManager(t *testing.T) {
 			"prometheusRule": map[string]any{"window": "30s", "for": map[string]any{
 				"writesFailing": "3s", "reconcileErrors": "3s", "workqueueBacklog": "3s", "workqueueLatency": "3s",
 				"nameClash": "0s", "syncedSecretCollision": "0s", "mirrorPassive": "3s", "capabilityWaiting": "3s", "tokenExpiring": "3s",
-				"managerDown": "3s", "notLeading": "3s"}},
+				"managerDown": "3s", "notLeading": "3s", "admissionPolicies": "3s"}},
 		},
 	}
 	objects := render(t, e2eRelease, values)
@@ -96,9 +96,9 @@ func TestPrometheusWatchesTheManager(t *testing.T) {
 	publish(ctx, t, "e2e-c1")
 	syncedToken(ctx, t, "e2e-c1", "multikueue", time.Now().Add(24*time.Hour))
 
-	t.Log("The manager, as the chart's ServiceAccount, with secure metrics.")
+	t.Log("The manager, as the chart's ServiceAccount, with secure metrics, checking the chart's admission policies.")
 	metricsAddr := freeAddr(t)
-	startManager(t, metricsAddr)
+	startManager(t, metricsAddr, expectedPoliciesFile(t, objects))
 	g.Eventually(func() error {
 		return c.Get(ctx, types.NamespacedName{Namespace: "e2e-consumer", Name: "e2e-c1-multikueue"}, &corev1.Secret{})
 	}, wait, framework.Interval).Should(Succeed(), "the token copy")
@@ -202,8 +202,9 @@ func syncedToken(ctx context.Context, t *testing.T, cluster, name string, expire
 }
 
 // startManager runs the manager in this process, as `clusterprofile-manager
-// --leader-elect` would, impersonating the chart's ServiceAccount.
-func startManager(t *testing.T, metricsAddr string) {
+// --leader-elect` would, impersonating the chart's ServiceAccount, with the
+// chart's expected admission policies in policiesFile.
+func startManager(t *testing.T, metricsAddr, policiesFile string) {
 	t.Helper()
 	gates := features.NewGate()
 	if err := gates.SetFromMap(map[string]bool{string(features.ClusterProfile): true, string(features.ClusterProfileCredSyncer): true}); err != nil {
@@ -215,6 +216,7 @@ func startManager(t *testing.T, metricsAddr string) {
 	mgr, err := hubmanager.New(ctx, cfg, hubmanager.Options{
 		FeatureGates: gates, MetricsAddr: metricsAddr, ProbeAddr: "0", MirrorWorkers: 2,
 		LeaderElect: true, LeaderElectionNamespace: e2eNamespace, GracefulShutdownTimeout: 5 * time.Second,
+		AdmissionPoliciesFile: policiesFile,
 	})
 	if err != nil {
 		cancel()
@@ -228,6 +230,22 @@ func startManager(t *testing.T, metricsAddr string) {
 			t.Errorf("the manager stopped with %v", err)
 		}
 	})
+}
+
+// expectedPoliciesFile writes the rendered expected-policies ConfigMap's
+// content (what the Deployment mounts) to a file.
+func expectedPoliciesFile(t *testing.T, objects []*unstructured.Unstructured) string {
+	t.Helper()
+	cm := findName(objects, "ConfigMap", chartName+"-admission-policies")
+	if cm == nil {
+		t.Fatal("no expected-policies ConfigMap rendered")
+	}
+	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+	path := filepath.Join(t.TempDir(), "policies.yaml")
+	if err := os.WriteFile(path, []byte(data["policies.yaml"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // denyManagerProfileWrites installs the fault; the returned function removes it.
@@ -305,7 +323,7 @@ func churn(ctx context.Context, t *testing.T, cluster string) (stop func()) {
 // with Grafana's variables set as Grafana would for this job.
 func dashboardQueries(t *testing.T, objects []*unstructured.Unstructured) []string {
 	t.Helper()
-	cm := findKind(objects, "ConfigMap")
+	cm := findName(objects, "ConfigMap", chartName+"-dashboard")
 	if cm == nil {
 		t.Fatal("no dashboard ConfigMap rendered")
 	}

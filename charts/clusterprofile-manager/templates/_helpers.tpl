@@ -109,3 +109,79 @@ synced token copy (the label or either source annotation).
     ('authentication.open-cluster-management.io/synced-from-cluster' in {{ $o }}.metadata.annotations ||
      'authentication.open-cluster-management.io/synced-from-managed-serviceaccount' in {{ $o }}.metadata.annotations)))
 {{- end -}}
+
+{{/*
+CEL: the request's namespace is a ManagedCluster's own on the hub (OCM labels
+it open-cluster-management.io/cluster-name). Whatever the label's value: the
+policies that use this deny, and a deny must not hinge on a value.
+*/}}
+{{- define "cpm.inManagedClusterNamespace" -}}
+namespaceObject != null && has(namespaceObject.metadata.labels) &&
+'open-cluster-management.io/cluster-name' in namespaceObject.metadata.labels
+{{- end -}}
+
+{{/*
+The chart's admission policy templates. Each renders its
+ValidatingAdmissionPolicy and binding, or nothing while its gates are off.
+The expected-policies ConfigMap and the RBAC that lets the manager and
+`helm test` read them are built from this list, so a policy added here is
+checked without more ado (and test/chart fails for one rendered but not
+listed).
+*/}}
+{{- define "cpm.admissionPolicyTemplates" -}}
+{{- list "secret-writes-policy.yaml" "token-copies-policy.yaml" "rbac-writes-policy.yaml" "publish-opt-out-policy.yaml" "profile-namespaces-policy.yaml" | toJson -}}
+{{- end -}}
+
+{{/*
+Every admission policy and binding this release renders, as one YAML
+stream: the very output of the templates that install them.
+*/}}
+{{- define "cpm.admissionPolicies" -}}
+{{- range $file := include "cpm.admissionPolicyTemplates" . | fromJsonArray }}
+{{- $rendered := include (printf "%s/%s" $.Template.BasePath $file) $ | trim }}
+{{- if $rendered }}
+---
+{{ $rendered }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/*
+The names of the rendered objects of one kind (argument: dict "root" $
+"kind" "ValidatingAdmissionPolicy"), as a JSON list.
+*/}}
+{{- define "cpm.admissionPolicyNames" -}}
+{{- $names := list }}
+{{- range $doc := regexSplit "(?m)^---[ \t]*$" (include "cpm.admissionPolicies" .root) -1 }}
+{{- $o := fromYaml $doc }}
+{{- if and $o (eq ($o.kind | default "") $.kind) }}
+{{- $names = append $names $o.metadata.name }}
+{{- end }}
+{{- end }}
+{{- $names | sortAlpha | toJson }}
+{{- end -}}
+
+{{/* Where the manager and `helm test` mount the expected-policies ConfigMap. */}}
+{{- define "cpm.admissionPoliciesDir" -}}
+/etc/clusterprofile-manager/admission-policies
+{{- end -}}
+
+{{/*
+Rules: get on the named policies and bindings (dict "policies" list
+"bindings" list); a kind with no name gets no rule (no resourceNames would
+mean every object).
+*/}}
+{{- define "cpm.admissionPolicyReadRules" -}}
+{{- if .policies }}
+- apiGroups: ["admissionregistration.k8s.io"]
+  resources: ["validatingadmissionpolicies"]
+  resourceNames: {{ .policies | toJson }}
+  verbs: ["get"]
+{{- end }}
+{{- if .bindings }}
+- apiGroups: ["admissionregistration.k8s.io"]
+  resources: ["validatingadmissionpolicybindings"]
+  resourceNames: {{ .bindings | toJson }}
+  verbs: ["get"]
+{{- end }}
+{{- end -}}
