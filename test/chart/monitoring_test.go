@@ -417,7 +417,7 @@ func TestAlertsFollowTheValues(t *testing.T) {
 		"ClusterProfileWorkqueueSlow": "15m", "ClusterProfileNameClash": "0m", "ClusterProfileSyncedSecretCollision": "0m",
 		"ClusterProfileMirrorPassive": "15m", "ClusterProfileSyncedTokenExpiring": "15m", "ClusterProfileManagerDown": "5m",
 		"ClusterProfileManagerNotLeading": "5m", "ClusterProfileCapabilityWaitingForAPI": "30m",
-		"ClusterProfileAdmissionPolicyMissing": "5m",
+		"ClusterProfileAdmissionPolicyMissing": "5m", "ClusterProfileUnscopedTokens": "1h",
 	}
 	gotFor := map[string]string{}
 	for _, r := range defaults {

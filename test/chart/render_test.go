@@ -198,6 +198,7 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 				"directAccessProviderName": "fleet-a-direct",
 				"kubeAPI":                  map[string]any{"qps": 12.5, "burst": 3000},
 				"mirrorWorkers":            4,
+				"credentialSyncer":         map[string]any{"unscopedTokens": "nowhere"},
 				"extraArgs":                []any{"--zap-log-level=2"},
 			},
 			want: []string{
@@ -212,6 +213,7 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 				"--kube-api-qps=12.5",
 				"--kube-api-burst=3000",
 				"--mirror-workers=4",
+				"--unscoped-tokens=nowhere",
 				"--agent-image=quay.io/open-cluster-management/clusterprofile-bundle:0.1.0",
 				"--agent-period=1m",
 				"--agent-lease-stale-after=2m",

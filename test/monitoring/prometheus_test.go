@@ -82,7 +82,7 @@ func TestPrometheusWatchesTheManager(t *testing.T) {
 			"prometheusRule": map[string]any{"window": "30s", "for": map[string]any{
 				"writesFailing": "3s", "reconcileErrors": "3s", "workqueueBacklog": "3s", "workqueueLatency": "3s",
 				"nameClash": "0s", "syncedSecretCollision": "0s", "mirrorPassive": "3s", "capabilityWaiting": "3s", "tokenExpiring": "3s",
-				"managerDown": "3s", "notLeading": "3s", "admissionPolicies": "3s"}},
+				"unscopedTokens": "3s", "managerDown": "3s", "notLeading": "3s", "admissionPolicies": "3s"}},
 		},
 	}
 	objects := render(t, e2eRelease, values)
@@ -186,7 +186,9 @@ func syncedToken(ctx context.Context, t *testing.T, cluster, name string, expire
 	}
 	msa := &authv1beta1.ManagedServiceAccount{
 		ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: name,
-			Labels: map[string]string{"authentication.open-cluster-management.io/sync-to-clusterprofile": "true"}},
+			Labels: map[string]string{"authentication.open-cluster-management.io/sync-to-clusterprofile": "true"},
+			// Scoped, as a healthy fleet's are: an unscoped token warns.
+			Annotations: map[string]string{"clusterprofile.open-cluster-management.io/consumer-namespaces": "e2e-consumer"}},
 		Spec: authv1beta1.ManagedServiceAccountSpec{Rotation: authv1beta1.ManagedServiceAccountRotation{
 			Enabled: true, Validity: metav1.Duration{Duration: 24 * time.Hour}}},
 	}
