@@ -70,8 +70,8 @@ func (d *demo) installBundle(ctx context.Context) error {
 // prepareFleet does what a platform engineer does for MultiKueue and Argo
 // CD: a node per cluster (what the agent reports on), the worker set bound
 // into kueue-system and the default set into argocd, the workers labelled,
-// and the multikueue ManagedServiceAccount, synced to profiles, allowed to
-// list namespaces on each cluster.
+// and the multikueue ManagedServiceAccount, synced to profiles in Kueue's
+// namespace only, allowed to list namespaces on each cluster.
 func (d *demo) prepareFleet(ctx context.Context) error {
 	step("Preparing the fleet: set %q (label %s=true) bound into %s, set %q into %s, ManagedServiceAccount %q",
 		workerSet, workerLabel, kueueNS, defaultSet, argocdNS, consumer.ManagedServiceAccount)
@@ -91,8 +91,8 @@ func (d *demo) prepareFleet(ctx context.Context) error {
 		if err := d.prepareCluster(ctx, c); err != nil {
 			return err
 		}
-		fmt.Printf("    %s: node registered, labelled %s=true, ManagedServiceAccount %s/%s created\n",
-			c.Name, workerLabel, c.Name, consumer.ManagedServiceAccount)
+		fmt.Printf("    %s: node registered, labelled %s=true, ManagedServiceAccount %s/%s created for %s only\n",
+			c.Name, workerLabel, c.Name, consumer.ManagedServiceAccount, kueueNS)
 	}
 	d.consumerKubeconfig = filepath.Join(d.env.WorkDir, "kueue.kubeconfig")
 	return consumer.WriteKubeconfig(ctx, d.env.HubConfig(), kueueNS, d.consumerKubeconfig)
@@ -114,8 +114,12 @@ func (d *demo) prepareCluster(ctx context.Context, c *ocmlocal.ManagedCluster) e
 	if err := d.labelCluster(ctx, c.Name, `"true"`); err != nil {
 		return err
 	}
+	// Scoped to Kueue's namespace: Argo CD's namespace, which serves the
+	// same clusters, gets no copy of MultiKueue's token.
 	return d.hub.Create(ctx, &authv1beta1.ManagedServiceAccount{
-		ObjectMeta: metav1.ObjectMeta{Namespace: c.Name, Name: consumer.ManagedServiceAccount, Labels: map[string]string{cpcreds.LabelSyncToClusterProfile: "true"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: c.Name, Name: consumer.ManagedServiceAccount,
+			Labels:      map[string]string{cpcreds.LabelSyncToClusterProfile: "true"},
+			Annotations: map[string]string{cpcreds.AnnotationConsumerNamespaces: kueueNS}},
 		Spec: authv1beta1.ManagedServiceAccountSpec{Rotation: authv1beta1.ManagedServiceAccountRotation{
 			Enabled: true, Validity: metav1.Duration{Duration: 24 * time.Hour}}},
 	})

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,6 +24,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
 )
 
@@ -134,6 +136,13 @@ func (d *demo) showSyncedToken(ctx context.Context) error {
 	}
 	fmt.Printf("    Secret %s: owned by %s, token of %s (%d bytes), ca.crt %d bytes\n", key,
 		owners(s), tokenSubject(s.Data["token"]), len(s.Data["token"]), len(s.Data["ca.crt"]))
+	fmt.Printf("    cp-creds sends it only to the servers the hub publishes for cluster1: %s\n",
+		s.Annotations[cpcreds.AnnotationPublishedServers])
+	elsewhere := types.NamespacedName{Namespace: argocdNS, Name: key.Name}
+	if err := d.hub.Get(ctx, elsewhere, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+		return fmt.Errorf("%s must not exist: the ManagedServiceAccount names only %s (%v)", elsewhere, kueueNS, err)
+	}
+	fmt.Printf("    Secret %s: none, though %s serves cluster1 too: the ManagedServiceAccount names only %s\n", elsewhere, argocdNS, kueueNS)
 	return nil
 }
 
