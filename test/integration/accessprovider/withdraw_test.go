@@ -44,7 +44,7 @@ func TestEntriesLeaveAnUnservedNamespaceWithinSeconds(t *testing.T) {
 			ctx := framework.ContextFor(t)
 			c := env.Client
 			ns, cluster := "withdraw-ns-"+tc.suffix, "withdraw-"+tc.suffix
-			installClusterProxy(ctx, t, "CA-1")
+			framework.InstallClusterProxy(ctx, t, env.Client, []byte("CA-1"))
 			if tc.ocmMirror {
 				enableOCMMirror(ctx, t)
 			}
@@ -72,7 +72,7 @@ func TestEntriesLeaveAnUnservedNamespaceWithinSeconds(t *testing.T) {
 func TestEntriesGoWithTheProfilesOurMirrorDeletes(t *testing.T) {
 	ctx := framework.ContextFor(t)
 	c := env.Client
-	installClusterProxy(ctx, t, "CA-1")
+	framework.InstallClusterProxy(ctx, t, env.Client, []byte("CA-1"))
 	const ns = "withdraw-mirror-ns"
 	clusters := []string{"withdraw-m1", "withdraw-m2", "withdraw-m3"}
 	framework.CreateNamespace(ctx, t, c, ns)
