@@ -102,7 +102,7 @@ func claimToBeTheMirror(ctx context.Context, t *testing.T, namespace, cluster st
 	p := utiltesting.MakeClusterProfile(namespace, cluster, "open-cluster-management").Obj()
 	p.TypeMeta = metav1.TypeMeta{APIVersion: cpv1alpha1.GroupVersion.String(), Kind: "ClusterProfile"}
 	p.Labels["open-cluster-management.io/cluster-name"] = cluster
-	//nolint:staticcheck // SSA through client.Apply is what a writer claiming the mirror's name does
+	//lint:ignore SA1019 SSA through client.Apply is what a writer claiming the mirror's name does
 	if err := env.Client.Patch(ctx, p, client.Apply, client.FieldOwner(clusterprofile.MirrorFieldManager), client.ForceOwnership); err != nil {
 		t.Fatalf("creating ClusterProfile %s/%s as the mirror: %v", namespace, cluster, err)
 	}
