@@ -1,7 +1,6 @@
 package reliability_test
 
 import (
-	"encoding/pem"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -69,7 +68,7 @@ func kubeconfigFor(t *testing.T, raw []byte, server *httptest.Server) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca := certificatePEM(server)
+	ca := framework.CertificatePEM(server)
 	for _, cluster := range config.Clusters {
 		cluster.Server = server.URL
 		cluster.CertificateAuthorityData = ca
@@ -80,11 +79,6 @@ func kubeconfigFor(t *testing.T, raw []byte, server *httptest.Server) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// certificatePEM is the proxy's serving certificate, as a kubeconfig's CA.
-func certificatePEM(server *httptest.Server) []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: server.Certificate().Raw})
 }
 
 // arm names the process to kill; until then answers wait, so none can slip

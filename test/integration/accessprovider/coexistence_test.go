@@ -39,7 +39,7 @@ func applyStatusAs(t *testing.T, manager, body string) {
 func TestBothProvidersTheMirrorAndAThirdWriterCoexist(t *testing.T) {
 	ctx := framework.ContextFor(t)
 	c := env.Client
-	installClusterProxy(ctx, t, "CA-1")
+	framework.InstallClusterProxy(ctx, t, env.Client, []byte("CA-1"))
 	framework.CreateNamespace(ctx, t, c, "coexist-ns")
 	framework.CreateClusterSet(ctx, t, c, utiltesting.MakeClusterSet("coexist-set").Obj())
 	framework.CreateCluster(ctx, t, c, utiltesting.MakeManagedCluster("coexist-c1").ClusterSet("coexist-set").
@@ -65,7 +65,7 @@ func TestBothProvidersTheMirrorAndAThirdWriterCoexist(t *testing.T) {
 	framework.UpdateCluster(ctx, t, c, "coexist-c1", func(mc *clusterv1.ManagedCluster) {
 		mc.Spec.ManagedClusterClientConfigs[0].URL = "https://api2.coexist.example.com"
 	})
-	framework.Update(ctx, t, c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: proxyNamespace, Name: accessprovider.UserServerSecretName}},
+	framework.Update(ctx, t, c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: framework.ClusterProxyNamespace, Name: accessprovider.UserServerSecretName}},
 		func(s *corev1.Secret) { s.Data["tls.crt"] = []byte("CA-2") })
 	stop()
 	framework.StartManager(t, env, framework.ManagerOptions{Gates: gates})
@@ -115,7 +115,7 @@ func execExtension(cluster string) []clientcmdv1.NamedExtension {
 func TestTurningAGateOffWithdrawsOnlyThatEntry(t *testing.T) {
 	ctx := framework.ContextFor(t)
 	c := env.Client
-	installClusterProxy(ctx, t, "CA-1")
+	framework.InstallClusterProxy(ctx, t, env.Client, []byte("CA-1"))
 	framework.CreateNamespace(ctx, t, c, "gateoff-ns")
 	framework.CreateClusterSet(ctx, t, c, utiltesting.MakeClusterSet("gateoff-set").Obj())
 	framework.CreateCluster(ctx, t, c, utiltesting.MakeManagedCluster("gateoff-c1").ClusterSet("gateoff-set").

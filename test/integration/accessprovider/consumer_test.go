@@ -33,7 +33,7 @@ func cpCredsProvider(name string) access.Provider {
 // cluster's name.
 func TestConsumerBuildsRestConfigsFromEachEntry(t *testing.T) {
 	ctx := framework.ContextFor(t)
-	installClusterProxy(ctx, t, "CA-1")
+	framework.InstallClusterProxy(ctx, t, env.Client, []byte("CA-1"))
 	framework.CreateNamespace(ctx, t, env.Client, "consumer-ns")
 	framework.CreateCluster(ctx, t, env.Client, utiltesting.MakeManagedCluster("consumer-c1").Obj())
 	framework.UpdateCluster(ctx, t, env.Client, "consumer-c1", func(mc *clusterv1.ManagedCluster) {

@@ -12,13 +12,12 @@ import (
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
-	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 )
 
 func TestProxyEntryIsWrittenAsTheGuideShowsIt(t *testing.T) {
 	ctx := framework.ContextFor(t)
-	installClusterProxy(ctx, t, "CA-1")
+	framework.InstallClusterProxy(ctx, t, env.Client, []byte("CA-1"))
 	framework.CreateNamespace(ctx, t, env.Client, "entry-ns")
 	createProfile(ctx, t, "entry-ns", "entry-c1")
 	framework.StartManager(t, env, framework.ManagerOptions{Gates: proxyGate})
@@ -41,7 +40,7 @@ func TestProxyEntryIsWrittenAsTheGuideShowsIt(t *testing.T) {
 
 func TestCertificateRotationReachesEveryProfileAndNothingElse(t *testing.T) {
 	ctx := framework.ContextFor(t)
-	installClusterProxy(ctx, t, "CA-1")
+	framework.InstallClusterProxy(ctx, t, env.Client, []byte("CA-1"))
 	namespaces := []string{"rotate-a", "rotate-b", "rotate-c"}
 	for _, ns := range namespaces {
 		framework.CreateNamespace(ctx, t, env.Client, ns)
@@ -59,7 +58,7 @@ func TestCertificateRotationReachesEveryProfileAndNothingElse(t *testing.T) {
 	}
 
 	secret := &corev1.Secret{}
-	NewWithT(t).Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: proxyNamespace, Name: accessprovider.UserServerSecretName}, secret)).To(Succeed())
+	NewWithT(t).Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: framework.ClusterProxyNamespace, Name: accessprovider.UserServerSecretName}, secret)).To(Succeed())
 	secret.Data["tls.crt"] = []byte("CA-2")
 	NewWithT(t).Expect(env.Client.Update(ctx, secret)).To(Succeed())
 	rotated := time.Now()
@@ -101,15 +100,10 @@ func TestMissingConfigurationAndSecretAreReportedThenRepaired(t *testing.T) {
 	expectEntries(t, ctx, "missing-ns", "missing-c1")
 
 	// The configuration appears, without its certificate yet.
-	if err := env.Client.Get(ctx, types.NamespacedName{Name: proxyNamespace}, &corev1.Namespace{}); err != nil {
-		framework.CreateNamespace(ctx, t, env.Client, proxyNamespace)
-	}
-	config := utiltesting.MakeProxyConfiguration(proxyNamespace)
-	NewWithT(t).Expect(env.Client.Create(ctx, config)).To(Succeed())
-	t.Cleanup(func() { _ = env.Client.Delete(ctx, config) })
+	framework.CreateClusterProxyConfiguration(ctx, t, env.Client)
 	expectCondition(metav1.ConditionFalse, "UserServerCertificateMissing")
 
-	secret := createCASecret(ctx, t, "CA-1")
+	secret := framework.CreateUserServerSecret(ctx, t, env.Client, []byte("CA-1"))
 	expectCondition(metav1.ConditionTrue, "UserServerConfigured")
 	expectEntries(t, ctx, "missing-ns", "missing-c1", "open-cluster-management")
 
@@ -121,7 +115,7 @@ func TestMissingConfigurationAndSecretAreReportedThenRepaired(t *testing.T) {
 
 func TestConfiguredUserServerEndpoint(t *testing.T) {
 	ctx := framework.ContextFor(t)
-	installClusterProxy(ctx, t, "CA-1")
+	framework.InstallClusterProxy(ctx, t, env.Client, []byte("CA-1"))
 	framework.CreateNamespace(ctx, t, env.Client, "endpoint-ns")
 	createProfile(ctx, t, "endpoint-ns", "endpoint-c1")
 	framework.StartManager(t, env, framework.ManagerOptions{Gates: proxyGate,

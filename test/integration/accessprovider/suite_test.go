@@ -9,12 +9,10 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
-	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 )
@@ -25,42 +23,11 @@ func TestMain(m *testing.M) {
 	os.Exit(framework.Run(m, framework.Options{}, &env))
 }
 
-const proxyNamespace = "open-cluster-management-addon"
-
 var (
 	proxyGate  = map[string]bool{"ClusterProfile": false, "ClusterProfileAccessProvider": true}
 	directGate = map[string]bool{"ClusterProfile": false, "ClusterProfileDirectAccess": true}
 	bothGates  = map[string]bool{"ClusterProfile": false, "ClusterProfileAccessProvider": true, "ClusterProfileDirectAccess": true}
 )
-
-// installClusterProxy creates what the cluster-proxy addon would: its
-// configuration and the user server certificate Secret.
-func installClusterProxy(ctx context.Context, t *testing.T, ca string) {
-	t.Helper()
-	c := env.Client
-	if err := c.Get(ctx, types.NamespacedName{Name: proxyNamespace}, &corev1.Namespace{}); err != nil {
-		framework.CreateNamespace(ctx, t, c, proxyNamespace)
-	}
-	config := utiltesting.MakeProxyConfiguration(proxyNamespace)
-	if err := c.Create(ctx, config); err != nil {
-		t.Fatalf("creating ManagedProxyConfiguration: %v", err)
-	}
-	t.Cleanup(func() { _ = c.Delete(context.Background(), config) })
-	createCASecret(ctx, t, ca)
-}
-
-func createCASecret(ctx context.Context, t *testing.T, ca string) *corev1.Secret {
-	t.Helper()
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: accessprovider.UserServerSecretName, Namespace: proxyNamespace},
-		Data:       map[string][]byte{"tls.crt": []byte(ca), "tls.key": []byte("key")},
-	}
-	if err := env.Client.Create(ctx, secret); err != nil {
-		t.Fatalf("creating the user server Secret: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), secret) })
-	return secret
-}
 
 // createProfile creates a profile the way a mirror (ours or OCM's) publishes
 // it, in a namespace that serves its cluster.

@@ -24,7 +24,7 @@ import (
 func TestOnlyProfilesTheHubPublishesGetAnEntry(t *testing.T) {
 	ctx := framework.ContextFor(t)
 	c := env.Client
-	installClusterProxy(ctx, t, "CA-1")
+	framework.InstallClusterProxy(ctx, t, env.Client, []byte("CA-1"))
 	for _, ns := range []string{"trust-ns", "trust-unbound", "trust-unbound-2"} {
 		framework.CreateNamespace(ctx, t, c, ns)
 	}

@@ -44,7 +44,7 @@ func TestEntriesLeaveAnUnservedNamespaceWithinSeconds(t *testing.T) {
 			ctx := framework.ContextFor(t)
 			c := env.Client
 			ns, cluster := "withdraw-ns-"+tc.suffix, "withdraw-"+tc.suffix
-			installClusterProxy(ctx, t, "CA-1")
+			framework.InstallClusterProxy(ctx, t, env.Client, []byte("CA-1"))
 			if tc.ocmMirror {
 				enableOCMMirror(ctx, t)
 			}
@@ -72,7 +72,7 @@ func TestEntriesLeaveAnUnservedNamespaceWithinSeconds(t *testing.T) {
 func TestEntriesGoWithTheProfilesOurMirrorDeletes(t *testing.T) {
 	ctx := framework.ContextFor(t)
 	c := env.Client
-	installClusterProxy(ctx, t, "CA-1")
+	framework.InstallClusterProxy(ctx, t, env.Client, []byte("CA-1"))
 	const ns = "withdraw-mirror-ns"
 	clusters := []string{"withdraw-m1", "withdraw-m2", "withdraw-m3"}
 	framework.CreateNamespace(ctx, t, c, ns)
@@ -102,7 +102,7 @@ func claimToBeTheMirror(ctx context.Context, t *testing.T, namespace, cluster st
 	p := utiltesting.MakeClusterProfile(namespace, cluster, "open-cluster-management").Obj()
 	p.TypeMeta = metav1.TypeMeta{APIVersion: cpv1alpha1.GroupVersion.String(), Kind: "ClusterProfile"}
 	p.Labels["open-cluster-management.io/cluster-name"] = cluster
-	//nolint:staticcheck // SSA through client.Apply is what a writer claiming the mirror's name does
+	//lint:ignore SA1019 SSA through client.Apply is what a writer claiming the mirror's name does
 	if err := env.Client.Patch(ctx, p, client.Apply, client.FieldOwner(clusterprofile.MirrorFieldManager), client.ForceOwnership); err != nil {
 		t.Fatalf("creating ClusterProfile %s/%s as the mirror: %v", namespace, cluster, err)
 	}

@@ -98,8 +98,10 @@ func TestDoctorPassesTheBundlesOwnOutput(t *testing.T) {
 }
 
 // createMSA writes the ManagedServiceAccount multikueue, labelled for sync,
-// and its token Secret, as the managed-serviceaccount agent would.
-func createMSA(t *testing.T, cluster, token string, expiry time.Time) {
+// and its token Secret, as the managed-serviceaccount agent would. With
+// consumerNamespaces its owner scopes the token to them; without, it is
+// unscoped.
+func createMSA(t *testing.T, cluster, token string, expiry time.Time, consumerNamespaces ...string) {
 	t.Helper()
 	ctx := framework.ContextFor(t)
 	tokenSecret := &corev1.Secret{
@@ -112,6 +114,9 @@ func createMSA(t *testing.T, cluster, token string, expiry time.Time) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: msa, Labels: map[string]string{cpcreds.LabelSyncToClusterProfile: "true"}},
 		Spec: authv1beta1.ManagedServiceAccountSpec{Rotation: authv1beta1.ManagedServiceAccountRotation{
 			Enabled: true, Validity: metav1.Duration{Duration: 3 * time.Hour}}},
+	}
+	if len(consumerNamespaces) > 0 {
+		m.Annotations = map[string]string{cpcreds.AnnotationConsumerNamespaces: strings.Join(consumerNamespaces, ",")}
 	}
 	if err := env.Client.Create(ctx, m); err != nil {
 		t.Fatalf("creating ManagedServiceAccount: %v", err)

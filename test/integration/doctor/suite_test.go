@@ -1,6 +1,7 @@
 // Package doctor_test runs `kubectl clusterprofile doctor` against a real
 // API server: every failing row, --connect through a freshly built cp-creds
-// with a real token, the bundle's own output, and the built binary.
+// with a real token, the bundle's own output, the built binary, and an
+// attacker's entries that point a served cluster's token at a trap.
 package doctor_test
 
 import (

@@ -2,7 +2,9 @@ package framework
 
 import (
 	"context"
+	"encoding/pem"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"sort"
 	"testing"
@@ -58,4 +60,10 @@ func ProxyTo(t testing.TB, cfg *rest.Config) (*url.URL, http.RoundTripper) {
 		t.Fatal(err)
 	}
 	return target, transport
+}
+
+// CertificatePEM is a test HTTPS server's certificate, PEM-encoded: what a
+// client configured to reach it (a kubeconfig, an access entry) trusts as CA.
+func CertificatePEM(server *httptest.Server) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: server.Certificate().Raw})
 }

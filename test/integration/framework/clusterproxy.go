@@ -1,0 +1,64 @@
+package framework
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
+	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
+)
+
+// ClusterProxyNamespace is where the tests install cluster-proxy's servers
+// (the addon's default).
+const ClusterProxyNamespace = "open-cluster-management-addon"
+
+// InstallClusterProxy creates what the cluster-proxy addon would: its
+// ManagedProxyConfiguration and its user server's certificate Secret, whose
+// tls.crt (ca) the cluster-proxy access entry publishes as CA. Both go
+// when the test ends.
+func InstallClusterProxy(ctx context.Context, t testing.TB, c client.Client, ca []byte) *corev1.Secret {
+	t.Helper()
+	CreateClusterProxyConfiguration(ctx, t, c)
+	return CreateUserServerSecret(ctx, t, c, ca)
+}
+
+// CreateClusterProxyConfiguration creates cluster-proxy's
+// ManagedProxyConfiguration, its servers in ClusterProxyNamespace (created
+// when missing), deleted when the test ends.
+func CreateClusterProxyConfiguration(ctx context.Context, t testing.TB, c client.Client) {
+	t.Helper()
+	err := c.Get(ctx, types.NamespacedName{Name: ClusterProxyNamespace}, &corev1.Namespace{})
+	switch {
+	case apierrors.IsNotFound(err):
+		CreateNamespace(ctx, t, c, ClusterProxyNamespace)
+	case err != nil:
+		t.Fatalf("reading namespace %s: %v", ClusterProxyNamespace, err)
+	}
+	config := utiltesting.MakeProxyConfiguration(ClusterProxyNamespace)
+	if err := c.Create(ctx, config); err != nil {
+		t.Fatalf("creating ManagedProxyConfiguration: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), config) })
+}
+
+// CreateUserServerSecret creates cluster-proxy's user server certificate
+// Secret in ClusterProxyNamespace with ca as its tls.crt, deleted when the
+// test ends.
+func CreateUserServerSecret(ctx context.Context, t testing.TB, c client.Client, ca []byte) *corev1.Secret {
+	t.Helper()
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: accessprovider.UserServerSecretName, Namespace: ClusterProxyNamespace},
+		Data:       map[string][]byte{accessprovider.UserServerCAKey: ca, "tls.key": []byte("key")},
+	}
+	if err := c.Create(ctx, secret); err != nil {
+		t.Fatalf("creating the user server Secret: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), secret) })
+	return secret
+}
