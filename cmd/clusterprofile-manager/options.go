@@ -65,9 +65,9 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 		"Port of cluster-proxy's user server.")
 	fs.StringVar(&m.DirectEntryName, "direct-access-provider-name", accessprovider.DefaultDirectEntryName,
 		"Name of the direct access provider entry (feature gate ClusterProfileDirectAccess).")
-	unscoped := fs.String("unscoped-tokens", string(credsync.UnscopedEverywhere),
-		"Where the credential syncer copies the token of a ManagedServiceAccount that names no consumer namespaces (annotation "+
-			cpcreds.AnnotationConsumerNamespaces+"): everywhere (every namespace serving its cluster) or nowhere.")
+	m.UnscopedTokens = credsync.UnscopedEverywhere
+	fs.Var(&m.UnscopedTokens, "unscoped-tokens", "Where the credential syncer copies the token of a ManagedServiceAccount that "+
+		"names no consumer namespaces (annotation "+cpcreds.AnnotationConsumerNamespaces+"): everywhere (every namespace serving its cluster) or nowhere.")
 	fs.StringVar(&m.AdmissionPoliciesFile, "admission-policies-file", "",
 		"The admission policies and bindings the chart rendered for this release (a YAML stream); the manager checks that they exist as rendered and reports it in clusterprofile_admission_policies_intact. Empty: no check.")
 	fs.DurationVar(&m.AdmissionPoliciesCheckPeriod, "admission-policies-check-period", hubmanager.DefaultAdmissionPoliciesCheckPeriod,
@@ -88,11 +88,6 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 		return nil, nil, err
 	}
 	m.InsecureMetrics = !o.metricsSecure
-	switch m.UnscopedTokens = credsync.UnscopedTokens(*unscoped); m.UnscopedTokens {
-	case credsync.UnscopedEverywhere, credsync.UnscopedNowhere:
-	default:
-		return nil, nil, fmt.Errorf("--unscoped-tokens must be %s or %s, not %q", credsync.UnscopedEverywhere, credsync.UnscopedNowhere, *unscoped)
-	}
 	if m.ClusterManagerName == "" {
 		return nil, nil, fmt.Errorf("--cluster-manager-name must not be empty")
 	}

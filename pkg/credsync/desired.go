@@ -37,6 +37,20 @@ const (
 	UnscopedNowhere UnscopedTokens = "nowhere"
 )
 
+// String, Set and Type make it a command-line flag that takes only those two.
+func (u *UnscopedTokens) String() string { return string(*u) }
+
+func (u *UnscopedTokens) Set(value string) error {
+	switch v := UnscopedTokens(value); v {
+	case UnscopedEverywhere, UnscopedNowhere:
+		*u = v
+		return nil
+	}
+	return fmt.Errorf("must be %s or %s, not %q", UnscopedEverywhere, UnscopedNowhere, value)
+}
+
+func (u *UnscopedTokens) Type() string { return "everywhere|nowhere" }
+
 // Rules are the hub's rules for the copies of one cluster's tokens.
 type Rules struct {
 	// Unscoped is where unscoped tokens go (UnscopedEverywhere when empty).
