@@ -135,7 +135,6 @@ func (m mirrorDeleting) WillDelete(_ context.Context, p *cpv1alpha1.ClusterProfi
 // waits withdrawGrace for the deletion instead of costing a write; if the
 // profile is still there after it, the entry is withdrawn.
 func TestAnEntryGoesWithAProfileTheMirrorDeletes(t *testing.T) {
-	ctx := context.Background()
 	profile := withEntries(utiltesting.MakeClusterProfile("unbound", "c1", testManager).Obj(), directEntry())
 	c := utiltesting.NewFakeClient(append(servedWorld(), profile)...)
 	now := time.Now()
@@ -153,14 +152,7 @@ func TestAnEntryGoesWithAProfileTheMirrorDeletes(t *testing.T) {
 		{after: withdrawGrace / 2, wantRequeue: 0, wantEntries: nil},
 	} {
 		now = now.Add(step.after)
-		result, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
-		if err != nil {
-			t.Fatalf("Reconcile: %v", err)
-		}
-		got := &cpv1alpha1.ClusterProfile{}
-		if err := c.Get(ctx, key, got); err != nil {
-			t.Fatal(err)
-		}
+		result, got := reconcileProfile(t, r, c, key)
 		if result.RequeueAfter != step.wantRequeue {
 			t.Errorf("after %s more: RequeueAfter = %s, want %s", step.after, result.RequeueAfter, step.wantRequeue)
 		}
@@ -175,7 +167,6 @@ func TestAnEntryGoesWithAProfileTheMirrorDeletes(t *testing.T) {
 // process's mirror is not deleting (no mirror here, OCM's publishing,
 // another manager's profile) loses the entry in the first reconcile.
 func TestAnEntryLeavesAtOnceWhenNoMirrorHereDeletesTheProfile(t *testing.T) {
-	ctx := context.Background()
 	profile := withEntries(utiltesting.MakeClusterProfile("unbound", "c1", testManager).Obj(), directEntry())
 	profile.ManagedFields = []metav1.ManagedFieldsEntry{{
 		Manager: clusterprofile.MirrorFieldManager, Operation: metav1.ManagedFieldsOperationApply,
@@ -189,20 +180,25 @@ func TestAnEntryLeavesAtOnceWhenNoMirrorHereDeletesTheProfile(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := utiltesting.FakeClientBuilder(append(servedWorld(), profile.DeepCopy())...).WithReturnManagedFields().Build()
 			r := NewReconciler(c, &Direct{Reader: c, Name: "direct"}, testManager, deletions)
-			key := client.ObjectKeyFromObject(profile)
+			result, got := reconcileProfile(t, r, c, client.ObjectKeyFromObject(profile))
 
-			result, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
-
-			if err != nil {
-				t.Fatalf("Reconcile: %v", err)
-			}
-			got := &cpv1alpha1.ClusterProfile{}
-			if err := c.Get(ctx, key, got); err != nil {
-				t.Fatal(err)
-			}
 			if result.RequeueAfter != 0 || len(got.Status.AccessProviders) != 0 {
 				t.Errorf("RequeueAfter %s, entries %v; want the entry withdrawn at once", result.RequeueAfter, got.Status.AccessProviders)
 			}
 		})
 	}
+}
+
+// reconcileProfile reconciles one profile and reads it back.
+func reconcileProfile(t *testing.T, r *Reconciler, c client.Client, key types.NamespacedName) (ctrl.Result, *cpv1alpha1.ClusterProfile) {
+	t.Helper()
+	result, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
+	if err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+	got := &cpv1alpha1.ClusterProfile{}
+	if err := c.Get(context.Background(), key, got); err != nil {
+		t.Fatal(err)
+	}
+	return result, got
 }

@@ -2,6 +2,8 @@ package accessprovider_test
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -164,22 +166,12 @@ func watchEntries(ctx context.Context, t *testing.T, namespace string) *entryWat
 	return seen
 }
 
-func (s *entryWatch) deleted() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for name := range s.gone {
-		out = append(out, name)
-	}
-	return out
-}
+func (s *entryWatch) deleted() []string { return s.names(s.gone) }
 
-func (s *entryWatch) withoutEntry() []string {
+func (s *entryWatch) withoutEntry() []string { return s.names(s.missing) }
+
+func (s *entryWatch) names(set map[string]bool) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []string
-	for name := range s.missing {
-		out = append(out, name)
-	}
-	return out
+	return slices.Collect(maps.Keys(set))
 }

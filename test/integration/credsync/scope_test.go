@@ -97,8 +97,8 @@ func TestUnscopedTokensEverywhereAreReported(t *testing.T) {
 	NewWithT(t).Eventually(func(g Gomega) []string {
 		return eventsAbout(g, ctx, "ManagedServiceAccount", "unscoped", credsync.ReasonUnscopedToken)
 	}, framework.Timeout, framework.Interval).Should(ContainElement(
-		"This ManagedServiceAccount names no consumer namespaces, so its token is copied into every namespace that serves cluster "+
-			"everywhere-c1 (now: everywhere-argocd, everywhere-kueue) and any consumer there can use it. "+
+		"This ManagedServiceAccount names no consumer namespaces, so its token is copied into every namespace that serves cluster " +
+			"everywhere-c1 (now: everywhere-argocd, everywhere-kueue) and any consumer there can use it. " +
 			"Set the annotation clusterprofile.open-cluster-management.io/consumer-namespaces to the namespaces that need it."))
 	// The metric counts every unscoped copy the syncer's cache holds, this
 	// test's and those earlier tests in the suite left.
