@@ -142,6 +142,9 @@ func (b *bench) caRotation(ctx context.Context) error {
 		Profiles: target, Seconds: max(doneAt.Sub(sent), 0).Seconds(), Writes: writes,
 		ProxyWritesPerProfile: float64(writes.ByWriter[accessprovider.ProxyFieldManager]) / float64(target),
 	}
+	if copies := b.world.copyCount(); copies > 0 {
+		b.res.CARotation.CopyWritesPerCopy = float64(writes.ByWriter[credsync.FieldManager]) / float64(copies)
+	}
 	b.progress.logf("CA rotation: %d profiles in %s; writes %s", target, formatDuration(doneAt.Sub(sent)), writes)
 	return nil
 }

@@ -165,6 +165,9 @@ type caRotationResult struct {
 	Seconds               float64     `json:"seconds"`
 	Writes                writeCounts `json:"writes"`
 	ProxyWritesPerProfile float64     `json:"proxyWritesPerProfile"`
+	// CopyWritesPerCopy is the syncer's writes over the copies, whose
+	// published-servers record carries the CA: one each, when it runs.
+	CopyWritesPerCopy float64 `json:"copyWritesPerCopy,omitempty"`
 }
 
 type deletionResult struct {
@@ -335,6 +338,9 @@ func printRotations(t table, r *results) {
 		t.row("all profiles updated", formatSeconds(c.Seconds), "")
 		t.row("writes", c.Writes.String(), "")
 		t.row("proxy writes / profile", fmt.Sprintf("%.4f", c.ProxyWritesPerProfile), verdict(c.ProxyWritesPerProfile == 1, "1.0"))
+		if c.CopyWritesPerCopy > 0 {
+			t.row("syncer writes / copy", fmt.Sprintf("%.4f", c.CopyWritesPerCopy), verdict(c.CopyWritesPerCopy == 1, "1.0"))
+		}
 	}
 }
 

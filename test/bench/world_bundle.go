@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -117,7 +118,8 @@ func (w *world) createMSA(ctx context.Context, c client.Client, i int) error {
 	}
 	msa := &authv1beta1.ManagedServiceAccount{
 		ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: name,
-			Labels: map[string]string{credsync.LabelSyncToClusterProfile: "true"}},
+			Labels:      map[string]string{credsync.LabelSyncToClusterProfile: "true"},
+			Annotations: w.consumerNamespaces()},
 		Spec: authv1beta1.ManagedServiceAccountSpec{Rotation: authv1beta1.ManagedServiceAccountRotation{
 			Enabled: true, Validity: metav1.Duration{Duration: 8640 * time.Hour}}},
 	}
@@ -125,6 +127,14 @@ func (w *world) createMSA(ctx context.Context, c client.Client, i int) error {
 		m.Status.TokenSecretRef = &authv1beta1.SecretRef{Name: name, LastRefreshTimestamp: metav1.Now()}
 		m.Status.ExpirationTimestamp = &metav1.Time{Time: time.Now().Add(8640 * time.Hour)}
 	})
+}
+
+// consumerNamespaces scopes each ManagedServiceAccount to every bench
+// namespace, as a platform team scopes its consumers' tokens: an unscoped
+// one would also cost a warning Event per ManagedServiceAccount at every
+// start of the manager.
+func (w *world) consumerNamespaces() map[string]string {
+	return map[string]string{cpcreds.AnnotationConsumerNamespaces: strings.Join(w.namespaces, ",")}
 }
 
 // rotateToken writes a new token into token i's Secret, as the agent does
@@ -218,7 +228,10 @@ func (w *world) accessStatus(identity profilewrite.Writer, namespace string, clu
 // tokenCopy is the syncer's copy of cluster i's k-th token next to profile.
 func (w *world) tokenCopy(namespace string, profile *cpv1alpha1.ClusterProfile, i, k int) *corev1.Secret {
 	cluster := w.clusters[i].Name
-	msa := &authv1beta1.ManagedServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: msaName(k)}}
+	// Scoped like the world's ManagedServiceAccounts, to wherever the floor
+	// writes.
+	msa := &authv1beta1.ManagedServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: msaName(k),
+		Annotations: map[string]string{cpcreds.AnnotationConsumerNamespaces: profile.Namespace}}}
 	token := &corev1.Secret{Data: w.bundle.tokenData(w.bundle.tokens[i*w.bundle.msas+k])}
 	copies := credsync.DesiredCopies(profile, cluster, []credsync.Source{{MSA: msa, Token: token}},
 		credsync.Rules{Servers: w.publishedServers(namespace, w.clusters[i])})
