@@ -180,3 +180,35 @@ func TestDoctorConsumerRights(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctorWarnsOfUnscopedTokens: a namespace holding the copies of a
+// ManagedServiceAccount that names no consumer namespaces (another
+// consumer's, and the caller's own) gets a warning for each, read from the
+// copies' metadata only; scoped copies get none.
+func TestDoctorWarnsOfUnscopedTokens(t *testing.T) {
+	ctx := framework.ContextFor(t)
+	const ns = "doctor-unscoped"
+	framework.CreateNamespace(ctx, t, env.Client, ns)
+	expires := time.Now().Add(24 * time.Hour)
+	for _, c := range []struct {
+		cluster, msa string
+		unscoped     bool
+	}{{"c1", "argocd", true}, {"c2", "argocd", true}, {"c1", msa, true}, {"c1", "scoped", false}} {
+		copied := framework.TokenCopy(ns, c.cluster, c.msa, "token", expires)
+		if c.unscoped {
+			copied.Annotations[cpcreds.AnnotationUnscoped] = "true"
+		}
+		createSecret(t, copied)
+	}
+	d := &doctor.Doctor{Client: env.Client, Settings: settings(ns), Now: time.Now}
+
+	got := d.Warnings(ctx)
+
+	want := []string{
+		"Namespace doctor-unscoped holds another consumer's unscoped tokens of ManagedServiceAccount argocd (clusters c1, c2): it names no consumer namespaces, so the hub copies its token into every namespace that serves those clusters, and anyone who may read Secrets in any of them can act there with its rights. Set the annotation clusterprofile.open-cluster-management.io/consumer-namespaces on the ManagedServiceAccount (in each cluster's hub namespace) to the namespaces that need it.",
+		"Namespace doctor-unscoped holds your unscoped tokens of ManagedServiceAccount multikueue (clusters c1): it names no consumer namespaces, so the hub copies its token into every namespace that serves those clusters, and anyone who may read Secrets in any of them can act there with its rights. Set the annotation clusterprofile.open-cluster-management.io/consumer-namespaces on the ManagedServiceAccount (in each cluster's hub namespace) to the namespaces that need it.",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
