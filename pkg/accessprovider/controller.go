@@ -75,11 +75,16 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		}), builder.WithPredicates(touchesOwnStatus(r.source.Writer()))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1)})
 	profiles := membership.ProfileMapper{Client: mgr.GetClient()}
-	return r.source.Watch(profiles.Watch(b), profiles).Complete(r)
+	b = r.source.Twin().Watch(r.source.Watch(profiles.Watch(b), profiles), profiles.All)
+	return b.Complete(r)
 }
 
-// Reconcile writes the source's entry on one profile, or removes it.
+// Reconcile writes the source's entry on one profile, or removes it;
+// nothing while the source's upstream twin writes the entry.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if yielding, err := r.source.Twin().Yielding(ctx); err != nil || yielding {
+		return ctrl.Result{}, err
+	}
 	profile, err := r.writer.Get(ctx, r.client, req.NamespacedName)
 	if err != nil || profile == nil {
 		r.unserved.forget(req.NamespacedName)

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 )
 
@@ -46,6 +47,9 @@ func (d *Direct) now() time.Time {
 var _ Source = (*Direct)(nil)
 
 func (d *Direct) Writer() profilewrite.Writer { return DirectWriter(d.Name) }
+
+// Twin: nothing upstream writes the direct entry.
+func (d *Direct) Twin() *coexistence.TwinWatch { return nil }
 
 // Desired is the entry built from the cluster's first client config.
 func (d *Direct) Desired(ctx context.Context, profile *cpv1alpha1.ClusterProfile) (Desired, error) {

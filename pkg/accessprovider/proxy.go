@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 )
 
@@ -39,17 +40,33 @@ type Proxy struct {
 	Secrets  cache.Cache
 	Endpoint Endpoint
 	Now      func() time.Time
+	// Upstream is cluster-proxy's own writer of the entry, nil when not
+	// watched. While it is enabled the entry it publishes is the one at
+	// its fixed endpoint (Endpoint{}), whatever this source's is.
+	Upstream *coexistence.TwinWatch
 }
 
 var _ Source = (*Proxy)(nil)
 
 func (p *Proxy) Writer() profilewrite.Writer { return ProxyWriter }
 
+// Twin is cluster-proxy's own writer of the entry.
+func (p *Proxy) Twin() *coexistence.TwinWatch { return p.Upstream }
+
 // Desired reads the configuration and the certificate; see ProxyDesired.
+// While cluster-proxy's own writer is enabled, it is the entry that writer
+// publishes (nothing writes it here then: see Reconciler).
 func (p *Proxy) Desired(ctx context.Context, profile *cpv1alpha1.ClusterProfile) (Desired, error) {
 	world, err := p.read(ctx)
 	if err != nil {
 		return Desired{}, err
+	}
+	yielding, err := p.Upstream.Yielding(ctx)
+	if err != nil {
+		return Desired{}, err
+	}
+	if yielding {
+		world.Endpoint = Endpoint{}
 	}
 	return ProxyDesired(world, profile.Name, profile.Status.Conditions, p.Now()), nil
 }

@@ -30,10 +30,11 @@ func (p Published) Entries(ctx context.Context, profile *cpv1alpha1.ClusterProfi
 	return entries, nil
 }
 
-// Watch adds every source's triggers.
+// Watch adds every source's triggers, its upstream twin's switch included
+// (which changes the entry a yielding source's twin publishes).
 func (p Published) Watch(b *builder.Builder, profiles membership.ProfileMapper) *builder.Builder {
 	for _, source := range p {
-		b = source.Watch(b, profiles)
+		b = source.Twin().Watch(source.Watch(b, profiles), profiles.All)
 	}
 	return b
 }

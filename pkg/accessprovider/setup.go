@@ -17,6 +17,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/filteredcache"
@@ -31,6 +32,9 @@ type Options struct {
 	// MirrorDeletions forecasts this process's mirror's deletions; nil when
 	// no mirror runs here.
 	MirrorDeletions MirrorDeletions
+	// ProxyTwin watches cluster-proxy's own writer of the proxy entry, to
+	// which the proxy source yields; nil: not watched.
+	ProxyTwin *coexistence.TwinWatch
 }
 
 // ProxyCapability is the cluster-proxy entry (gate
@@ -47,6 +51,11 @@ var ProxyRequires = []schema.GroupVersionKind{proxyv1alpha1.GroupVersion.WithKin
 
 // NewProxy is the cluster-proxy source on mgr.
 func NewProxy(mgr ctrl.Manager, opts Options) (*Proxy, error) {
+	if opts.ProxyTwin != nil {
+		if err := opts.ProxyTwin.Start(mgr); err != nil {
+			return nil, err
+		}
+	}
 	// Only the user server certificate Secrets, in any namespace: the
 	// proxy namespace comes from the configuration and may change.
 	secrets, err := filteredcache.New(mgr, &corev1.Secret{}, cache.ByObject{
@@ -55,7 +64,7 @@ func NewProxy(mgr ctrl.Manager, opts Options) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Proxy{Reader: mgr.GetClient(), Secrets: secrets, Endpoint: opts.Endpoint, Now: time.Now}, nil
+	return &Proxy{Reader: mgr.GetClient(), Secrets: secrets, Endpoint: opts.Endpoint, Now: time.Now, Upstream: opts.ProxyTwin}, nil
 }
 
 // NewDirect is the direct source on mgr.

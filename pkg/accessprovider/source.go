@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 )
 
@@ -23,4 +24,7 @@ type Source interface {
 	Desired(ctx context.Context, profile *cpv1alpha1.ClusterProfile) (Desired, error)
 	// Watch adds the source's own triggers to the controller.
 	Watch(b *builder.Builder, profiles membership.ProfileMapper) *builder.Builder
+	// Twin is the upstream writer of the same entry, to which the source
+	// yields while it is enabled; nil when there is none.
+	Twin() *coexistence.TwinWatch
 }

@@ -39,6 +39,11 @@ const (
 	// ManagedServiceAccounts in the cluster's hub namespace) decides.
 	AnnotationConsumerNamespaces = "clusterprofile.open-cluster-management.io/consumer-namespaces"
 
+	// AnnotationUpstreamCopy, "true" on a copy, says that managed-serviceaccount's
+	// own syncer wrote it while this bundle's syncer yielded to it: this
+	// bundle only vouched for it with its marks.
+	AnnotationUpstreamCopy = "clusterprofile.open-cluster-management.io/upstream-copy"
+
 	// AnnotationUnscoped, "true" on a copy, says that its ManagedServiceAccount
 	// names no consumer namespaces and the hub copies unscoped tokens into
 	// every namespace that serves the cluster: other consumers there can use it.

@@ -7,6 +7,11 @@ const (
 	ControllerName = "clusterprofile-credsync"
 	// FieldManager owns the synced Secrets' fields.
 	FieldManager = "clusterprofile-credsync"
+	// MarksFieldManager owns the marks the syncer puts on the copies
+	// managed-serviceaccount's own syncer writes while this one yields to it:
+	// a manager of its own, so applying the marks alone never gives up
+	// FieldManager's fields.
+	MarksFieldManager = "clusterprofile-credsync-marks"
 
 	// LabelSyncToClusterProfile asks for a ManagedServiceAccount's token to be synced.
 	LabelSyncToClusterProfile = cpcreds.LabelSyncToClusterProfile

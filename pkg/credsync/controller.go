@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
@@ -62,6 +63,9 @@ type Reconciler struct {
 	unscoped UnscopedTokens
 	// published are the entries whose servers the copies record; nil: none.
 	published Published
+	// upstream is managed-serviceaccount's own syncer, to which this one
+	// yields while it is enabled; nil: not watched.
+	upstream *coexistence.TwinWatch
 }
 
 // Published are the access entries this bundle publishes for a cluster; the
@@ -78,24 +82,38 @@ type Published interface {
 	Watch(b *builder.Builder, profiles membership.ProfileMapper) *builder.Builder
 }
 
-// Reconcile brings one namespace's copies for one cluster in line.
+// Reconcile brings one namespace's copies for one cluster in line; while
+// managed-serviceaccount's own syncer writes them, only this syncer's
+// marks on them (reconcileMarks).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	namespace, cluster := req.Namespace, req.Name
-	profile, err := r.profile(ctx, namespace, cluster)
+	profile, served, err := r.profile(ctx, namespace, cluster)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	yielding, err := r.upstream.Yielding(ctx)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	var sources []Source
 	rules := Rules{Unscoped: r.unscoped}
-	if profile != nil {
+	if profile != nil && (served || yielding) {
 		if sources, err = r.sources(ctx, cluster); err != nil {
 			return ctrl.Result{}, err
 		}
 		if rules.Servers, err = r.publishedServers(ctx, profile); err != nil {
 			return ctrl.Result{}, err
 		}
-		r.reportInvalidNames(ctx, cluster, sources)
-		r.reportScopes(ctx, cluster, sources)
+		if served {
+			r.reportInvalidNames(ctx, cluster, sources)
+			r.reportScopes(ctx, cluster, sources)
+		}
+	}
+	if yielding {
+		return clusterprofile.ResultFor(ctx, r.reconcileMarks(ctx, profile, served, namespace, cluster, sources, rules))
+	}
+	if !served {
+		profile = nil
 	}
 	desired := DesiredCopies(profile, cluster, sources, rules)
 	existing, err := r.existingCopies(ctx, namespace, cluster, desired)
@@ -109,23 +127,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return clusterprofile.ResultFor(ctx, r.execute(ctx, namespace, cluster, sources, steps))
 }
 
-// profile returns the profile the hub publishes for cluster in namespace,
-// nil when the namespace does not serve the cluster or holds no such
-// profile (see membership.Reader.ServesProfile).
-func (r *Reconciler) profile(ctx context.Context, namespace, cluster string) (*cpv1alpha1.ClusterProfile, error) {
+// profile returns the profile named after cluster in namespace (nil when
+// there is none) and whether it is one the hub publishes: the namespace
+// serves the cluster (see membership.Reader.ServesProfile).
+func (r *Reconciler) profile(ctx context.Context, namespace, cluster string) (*cpv1alpha1.ClusterProfile, bool, error) {
 	profile := &cpv1alpha1.ClusterProfile{}
 	err := r.client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: cluster}, profile)
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil, nil
+		return nil, false, nil
 	case err != nil:
-		return nil, fmt.Errorf("reading ClusterProfile %s/%s: %w", namespace, cluster, err)
+		return nil, false, fmt.Errorf("reading ClusterProfile %s/%s: %w", namespace, cluster, err)
 	}
 	served, err := r.members.ServesProfile(ctx, profile, r.managerName)
-	if err != nil || !served {
-		return nil, err
-	}
-	return profile, nil
+	return profile, served, err
 }
 
 // sources are the cluster's ManagedServiceAccounts that ask for sync, with
@@ -224,8 +239,11 @@ func (r *Reconciler) execute(ctx context.Context, namespace, cluster string, sou
 			log.V(2).Info("Creating synced token Secret")
 			err = r.create(ctx, s.create, findings)
 		case s.apply != nil:
-			log.V(2).Info("Updating synced token Secret")
+			log.V(2).Info("Updating synced token Secret", "takingOver", s.releaseMarks)
 			err = r.apply(ctx, s.apply, metrics.OpUpdate)
+			if err == nil && s.releaseMarks {
+				err = r.releaseMarks(ctx, s.apply)
+			}
 		case s.remove != nil:
 			log.V(2).Info("Deleting synced token Secret that is no longer wanted")
 			err = r.remove(ctx, s.remove)
@@ -275,7 +293,13 @@ func (r *Reconciler) create(ctx context.Context, want *corev1.Secret, findings m
 	if CopyUpToDate(holder, want) {
 		return nil
 	}
-	return r.apply(ctx, want, metrics.OpUpdate)
+	if err := r.apply(ctx, want, metrics.OpUpdate); err != nil {
+		return err
+	}
+	if _, marked := holder.Annotations[cpcreds.AnnotationUpstreamCopy]; marked {
+		return r.releaseMarks(ctx, want)
+	}
+	return nil
 }
 
 // apply writes the syncer's fields of an existing copy with Server-Side
@@ -289,6 +313,15 @@ func (r *Reconciler) apply(ctx context.Context, want *corev1.Secret, op string) 
 	err := ssa.Apply(ctx, r.client, want.DeepCopy(), ac, FieldManager)
 	metrics.SyncedSecretWrite(op, err)
 	return wrap(err, "applying", want)
+}
+
+// releaseMarks gives up what MarksFieldManager owns on a copy this syncer
+// now writes itself: the marks it put there while it yielded, the upstream
+// mark among them (the others are the syncer's own fields by now).
+func (r *Reconciler) releaseMarks(ctx context.Context, want *corev1.Secret) error {
+	err := ssa.Apply(ctx, r.client, want.DeepCopy(), corev1ac.Secret(want.Name, want.Namespace), MarksFieldManager)
+	metrics.SyncedSecretWrite(metrics.OpUpdate, err)
+	return wrap(err, "releasing the marks of", want)
 }
 
 func (r *Reconciler) remove(ctx context.Context, secret *corev1.Secret) error {

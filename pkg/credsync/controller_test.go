@@ -5,18 +5,22 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
@@ -200,4 +204,121 @@ func TestReconcile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// upstreamCopy is the copy managed-serviceaccount's own syncer writes of
+// multikueue's token next to c1's profile in ns: its name and label, the
+// token's data, an owner reference to the profile, none of our marks.
+func upstreamCopy(ns string) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c1-multikueue",
+		Labels: map[string]string{LabelSyncedFrom: "c1-multikueue"},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "multicluster.x-k8s.io/v1alpha1", Kind: "ClusterProfile",
+			Name: "c1", UID: types.UID("uid-" + ns + "-c1"), Controller: ptr.To(true)}}},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{"token": []byte("t1"), "ca.crt": []byte("ca")}}
+}
+
+// upstreamSyncer is managed-serviceaccount's manager Deployment with its
+// ClusterProfile syncer on.
+func upstreamSyncer() *appsv1.Deployment {
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "addons", Name: "managed-serviceaccount-addon-manager"},
+		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "manager", Command: []string{"/msa", "manager"}, Args: []string{"--feature-gates=ClusterProfileCredSyncer=true"}}}}}}}
+}
+
+// TestReconcileWhileYielding: while managed-serviceaccount's own syncer is
+// on, the syncer creates, changes and deletes nothing but its own marks on
+// that syncer's copies: vouching where this bundle's rules put a copy,
+// withdrawing them elsewhere.
+func TestReconcileWhileYielding(t *testing.T) {
+	marked := func(s *corev1.Secret, rules Rules, source Source) *corev1.Secret {
+		s.Annotations = DesiredCopies(profile(s.Namespace, "c1"), "c1", []Source{source}, rules)[0].Annotations
+		s.Annotations[cpcreds.AnnotationUpstreamCopy] = "true"
+		return s
+	}
+	namedTeam := tokenSource("c1", "multikueue", "t1")
+	namedTeam.MSA.Annotations = map[string]string{cpcreds.AnnotationConsumerNamespaces: "team"}
+	cases := map[string]struct {
+		namespace  string
+		objects    []client.Object
+		want       map[string]*corev1.Secret
+		wantEvents []string
+	}{
+		"no copy is made": {
+			objects: hub(profile("team", "c1"), upstreamSyncer()),
+			want:    map[string]*corev1.Secret{}, wantEvents: []string{unscopedEvent},
+		},
+		"the upstream syncer's copy gets the marks and nothing else": {
+			objects:    hub(profile("team", "c1"), upstreamSyncer(), upstreamCopy("team")),
+			want:       map[string]*corev1.Secret{"c1-multikueue": marked(upstreamCopy("team"), Rules{}, tokenSource("c1", "multikueue", "t1"))},
+			wantEvents: []string{unscopedEvent},
+		},
+		"a copy in a namespace the ManagedServiceAccount does not name loses the marks": {
+			// Marked while the ManagedServiceAccount named team.
+			objects: scoped("argocd", profile("team", "c1"), upstreamSyncer(),
+				marked(upstreamCopy("team"), Rules{}, namedTeam)),
+			want: map[string]*corev1.Secret{"c1-multikueue": upstreamCopy("team")},
+		},
+		"a copy next to a profile the hub does not publish gets no marks": {
+			namespace: "unbound",
+			objects:   hub(profile("unbound", "c1"), upstreamSyncer(), upstreamCopy("unbound")),
+			want:      map[string]*corev1.Secret{"c1-multikueue": upstreamCopy("unbound")},
+		},
+		"a Secret of another profile is not vouched for": {
+			objects: hub(profile("team", "c1"), upstreamSyncer(), func() *corev1.Secret {
+				s := upstreamCopy("team")
+				s.OwnerReferences[0].UID = "uid-of-something-else"
+				return s
+			}()),
+			want: map[string]*corev1.Secret{"c1-multikueue": func() *corev1.Secret {
+				s := upstreamCopy("team")
+				s.OwnerReferences[0].UID = "uid-of-something-else"
+				return s
+			}()},
+			wantEvents: []string{unscopedEvent},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := utiltesting.FakeClientBuilder(tc.objects...).WithIndex(&corev1.Secret{}, IndexCopyOf, IndexCopy).Build()
+			recorder := events.NewFakeRecorder(10)
+			r := newTestReconciler(c, recorder)
+			r.upstream = coexistence.NewTwinWatchReading(coexistence.ManagedServiceAccountSyncer, c)
+			namespace := tc.namespace
+			if namespace == "" {
+				namespace = "team"
+			}
+
+			if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: "c1"}}); err != nil {
+				t.Fatalf("Reconcile: %v", err)
+			}
+
+			got := secretsIn(t, c, namespace)
+			for _, s := range got {
+				s.OwnerReferences = ownerUIDs(s.OwnerReferences)
+			}
+			for _, s := range tc.want {
+				s.ResourceVersion, s.OwnerReferences = "", ownerUIDs(s.OwnerReferences)
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Secrets in %s (-want +got):\n%s", namespace, diff)
+			}
+			var events []string
+			for len(recorder.Events) > 0 {
+				events = append(events, <-recorder.Events)
+			}
+			if diff := cmp.Diff(tc.wantEvents, events); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// ownerUIDs keeps what the syncer reads of owner references.
+func ownerUIDs(refs []metav1.OwnerReference) []metav1.OwnerReference {
+	out := make([]metav1.OwnerReference, 0, len(refs))
+	for _, r := range refs {
+		out = append(out, metav1.OwnerReference{UID: r.UID})
+	}
+	return out
 }

@@ -17,6 +17,10 @@ type copyStep struct {
 	// apply brings an existing copy back in line (a new token, an expiry,
 	// a hand edit).
 	apply *corev1.Secret
+	// releaseMarks, with apply, gives up the marks put on the copy while
+	// this syncer yielded to managed-serviceaccount's (MarksFieldManager):
+	// taking the copy over in place.
+	releaseMarks bool
 	// remove deletes a copy that is no longer wanted.
 	remove *corev1.Secret
 	// collision is a wanted copy whose name another pair's copy holds.
@@ -47,7 +51,8 @@ func planCopies(cluster string, desired []*corev1.Secret, inNamespace []*corev1.
 		case !sameSource(current, want):
 			steps = append(steps, copyStep{collision: &collision{want: want, holder: current}})
 		case !CopyUpToDate(current, want):
-			steps = append(steps, copyStep{apply: want})
+			_, marked := current.Annotations[cpcreds.AnnotationUpstreamCopy]
+			steps = append(steps, copyStep{apply: want, releaseMarks: marked})
 		}
 	}
 	for _, current := range inNamespace {
@@ -92,6 +97,9 @@ func CopyUpToDate(current, want *corev1.Secret) bool {
 	}
 	if !sameData(current, want, cpcreds.SecretKeyToken) || !sameData(current, want, cpcreds.SecretKeyCA) {
 		return false
+	}
+	if _, marked := current.Annotations[cpcreds.AnnotationUpstreamCopy]; marked {
+		return false // taken over from the upstream syncer: see releaseMarks
 	}
 	for _, key := range copyAnnotations {
 		got, has := current.Annotations[key]

@@ -24,6 +24,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
@@ -46,6 +47,9 @@ type Options struct {
 	Published func(mgr ctrl.Manager) (Published, error)
 	// PublishedRequires are the APIs Published reads.
 	PublishedRequires []schema.GroupVersionKind
+	// Upstream watches managed-serviceaccount's own syncer, to which this
+	// one yields; nil: not watched.
+	Upstream *coexistence.TwinWatch
 }
 
 // syncedCopies selects the copies this syncer (or upstream's) writes.
@@ -102,7 +106,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		client: mgr.GetClient(), members: membership.Reader{Client: mgr.GetClient()},
 		tokens: tokens, copies: copies, apiReader: mgr.GetAPIReader(),
 		recorder: eventnote.Truncating(mgr.GetEventRecorder(ControllerName)), managerName: opts.ManagerName,
-		reports: reportonce.New(), blockers: blocked, unscoped: opts.Unscoped,
+		reports: reportonce.New(), blockers: blocked, unscoped: opts.Unscoped, upstream: opts.Upstream,
+	}
+	if err := opts.Upstream.Start(mgr); err != nil {
+		return err
 	}
 	if opts.Published != nil {
 		if r.published, err = opts.Published(mgr); err != nil {
@@ -129,7 +136,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if r.published != nil {
 		b = r.published.Watch(b, profiles)
 	}
-	return b.Complete(r)
+	return r.upstream.Watch(b, profiles.All).Complete(r)
 }
 
 // keyMapper maps events to (namespace, cluster) keys.

@@ -22,6 +22,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/addon"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/installcheck"
@@ -179,6 +180,9 @@ func Capabilities(opts Options) []capability.Capability {
 	deletions := mirror.NewDeletions()
 	access := accessProviderOptions(opts)
 	access.MirrorDeletions = deletions
+	// The proxy source yields to cluster-proxy's own writer of its entry,
+	// and the syncer to managed-serviceaccount's own syncer.
+	access.ProxyTwin = coexistence.NewTwinWatch(coexistence.ClusterProxyWriter)
 	return []capability.Capability{
 		mirror.Capability(mirror.Options{
 			ManagerName:  opts.ClusterManagerName,
@@ -188,7 +192,7 @@ func Capabilities(opts Options) []capability.Capability {
 		}),
 		accessprovider.ProxyCapability(access),
 		accessprovider.DirectCapability(access),
-		credsync.Capability(credSyncerOptions(opts)),
+		credsync.Capability(credSyncerOptions(opts, access)),
 		addon.Capability(opts.Agent),
 		multikueue.Capability(multikueue.Options{ManagerName: opts.ClusterManagerName,
 			Namespace: opts.MultiKueue.Namespace, ConfigName: opts.MultiKueue.ConfigName}),
@@ -196,25 +200,26 @@ func Capabilities(opts Options) []capability.Capability {
 }
 
 // credSyncerOptions has the syncer record, on every copy, the servers of
-// the entries the enabled access providers publish.
-func credSyncerOptions(opts Options) credsync.Options {
+// the entries the enabled access providers (access) publish.
+func credSyncerOptions(opts Options, access accessprovider.Options) credsync.Options {
 	proxy := opts.FeatureGates.Enabled(features.ClusterProfileAccessProvider)
 	direct := opts.FeatureGates.Enabled(features.ClusterProfileDirectAccess)
-	sync := credsync.Options{ManagerName: opts.ClusterManagerName, Workers: opts.MirrorWorkers, Unscoped: opts.UnscopedTokens}
+	sync := credsync.Options{ManagerName: opts.ClusterManagerName, Workers: opts.MirrorWorkers, Unscoped: opts.UnscopedTokens,
+		Upstream: coexistence.NewTwinWatch(coexistence.ManagedServiceAccountSyncer)}
 	if proxy {
 		sync.PublishedRequires = accessprovider.ProxyRequires
 	}
 	sync.Published = func(mgr ctrl.Manager) (credsync.Published, error) {
 		var published accessprovider.Published
 		if proxy {
-			source, err := accessprovider.NewProxy(mgr, accessProviderOptions(opts))
+			source, err := accessprovider.NewProxy(mgr, access)
 			if err != nil {
 				return nil, err
 			}
 			published = append(published, source)
 		}
 		if direct {
-			published = append(published, accessprovider.NewDirect(mgr, accessProviderOptions(opts)))
+			published = append(published, accessprovider.NewDirect(mgr, access))
 		}
 		return published, nil
 	}

@@ -71,6 +71,12 @@ var (
 		Help:      "Tokens not copied because another Secret holds the name (counted when first reported).",
 	})
 
+	yieldingToUpstream = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Subsystem: subsystem,
+		Name:      "yielding_to_upstream",
+		Help:      "1 while a capability writes nothing because its upstream twin (cluster-proxy's or managed-serviceaccount's own ClusterProfile writer) is enabled.",
+	}, []string{"capability"})
+
 	capabilityWaiting = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Subsystem: subsystem,
 		Name:      "capability_waiting_for_api",
@@ -99,7 +105,8 @@ var (
 func Register() {
 	registerOnce.Do(func() {
 		metrics.Registry.MustRegister(profileWrites, writeErrors, skippedClaims, nameClashes, mirrorPassive, atomicStatusLists,
-			syncedSecretWrites, syncedSecretCollisions, capabilityWaiting, admissionPoliciesIntact, admissionPolicyProblems)
+			syncedSecretWrites, syncedSecretCollisions, capabilityWaiting, admissionPoliciesIntact, admissionPolicyProblems,
+			yieldingToUpstream)
 	})
 }
 
@@ -151,6 +158,11 @@ func NameClash() { nameClashes.Inc() }
 
 // SetMirrorPassive records whether the mirror is passive.
 func SetMirrorPassive(passive bool) { mirrorPassive.Set(boolToFloat(passive)) }
+
+// SetYieldingToUpstream records whether a capability yields to its upstream twin.
+func SetYieldingToUpstream(capability string, yielding bool) {
+	yieldingToUpstream.WithLabelValues(capability).Set(boolToFloat(yielding))
+}
 
 // SetCapabilityWaiting records whether a capability waits for an API.
 func SetCapabilityWaiting(capability string, waiting bool) {

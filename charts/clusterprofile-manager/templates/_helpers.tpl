@@ -111,6 +111,19 @@ synced token copy (the label or either source annotation).
 {{- end -}}
 
 {{/*
+CEL: the annotations the manager's syncer writes on a copy (its marks), as a
+list literal.
+*/}}
+{{- define "cpm.copyMarks" -}}
+['authentication.open-cluster-management.io/synced-from-cluster',
+ 'authentication.open-cluster-management.io/synced-from-managed-serviceaccount',
+ 'authentication.open-cluster-management.io/token-expiration',
+ 'clusterprofile.open-cluster-management.io/published-servers',
+ 'clusterprofile.open-cluster-management.io/unscoped',
+ 'clusterprofile.open-cluster-management.io/upstream-copy']
+{{- end -}}
+
+{{/*
 CEL: the request's namespace is a ManagedCluster's own on the hub (OCM labels
 it open-cluster-management.io/cluster-name). Whatever the label's value: the
 policies that use this deny, and a deny must not hinge on a value.
