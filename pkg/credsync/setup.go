@@ -169,17 +169,25 @@ func (m *keyMapper) ofClusterNamespace(ctx context.Context, obj client.Object) [
 }
 
 // ofCopy maps a synced copy back to the namespace and cluster it serves, so
-// a hand edit or deletion is repaired.
+// a hand edit or deletion is repaired; and a Secret with the synced-from
+// label but without the marks (managed-serviceaccount's own syncer's copy)
+// to the profile that owns it, a profile being named after its cluster, so
+// the syncer marks it (or not) while it yields to that syncer.
 func (m *keyMapper) ofCopy(_ context.Context, obj client.Object) []reconcile.Request {
 	secret, ok := obj.(*corev1.Secret)
 	if !ok {
 		return nil
 	}
-	cluster, _, ok := cpcreds.CopySource(secret)
-	if !ok {
-		return nil
+	if cluster, _, ok := cpcreds.CopySource(secret); ok {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: secret.Namespace, Name: cluster}}}
 	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: secret.Namespace, Name: cluster}}}
+	var requests []reconcile.Request
+	for _, ref := range secret.OwnerReferences {
+		if ref.Kind == "ClusterProfile" && ref.APIVersion == cpv1alpha1.GroupVersion.String() {
+			requests = append(requests, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: secret.Namespace, Name: ref.Name}})
+		}
+	}
+	return requests
 }
 
 // Capability is the syncer as the manager starts it: gate

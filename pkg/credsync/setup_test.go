@@ -50,7 +50,10 @@ func TestEventsMapToNamespaceAndClusterKeys(t *testing.T) {
 			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "c9", Name: "token"}}, []string{}},
 		"a synced copy maps back to its namespace and cluster": {m.ofCopy, copyOf, []string{"kueue/c1"}},
 		"a Secret that is not a copy maps nowhere":             {m.ofCopy, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kueue", Name: "x"}}, []string{}},
-		"a copy of the wrong type maps nowhere":                {m.ofCopy, profile("kueue", "c1"), []string{}},
+		"another syncer's copy maps to the profile owning it": {m.ofCopy, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kueue", Name: "c1-m",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "multicluster.x-k8s.io/v1alpha1", Kind: "ClusterProfile", Name: "c1", UID: "u"},
+				{APIVersion: "v1", Kind: "ConfigMap", Name: "other", UID: "v"}}}}, []string{"kueue/c1"}},
+		"a copy of the wrong type maps nowhere": {m.ofCopy, profile("kueue", "c1"), []string{}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
