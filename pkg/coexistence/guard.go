@@ -28,6 +28,9 @@ const (
 	// BuiltInGate is the registration hub's feature gate for its own mirror.
 	BuiltInGate = "ClusterProfile"
 
+	// MirrorCapability names the mirror in the yielding_to_upstream metric.
+	MirrorCapability = "mirror"
+
 	ReasonBuiltInMirrorEnabled  = "BuiltInClusterProfileMirrorEnabled"
 	ReasonBuiltInMirrorDisabled = "BuiltInClusterProfileMirrorDisabled"
 )
@@ -76,6 +79,7 @@ func (g *Guard) Passive(ctx context.Context) (bool, error) {
 		g.report(ctx, enabledBy, managers)
 	}
 	metrics.SetMirrorPassive(passive)
+	metrics.SetYieldingToUpstream(MirrorCapability, passive)
 	return passive, nil
 }
 

@@ -32,6 +32,9 @@ func PrintTable(w io.Writer, r Report) error {
 				fmt.Fprintf(tw, "\t\t\t%s: %s\n", c.Name, c.Fix)
 			}
 		}
+		for _, note := range row.Notes {
+			fmt.Fprintf(tw, "\t\t\tnote: %s\n", note)
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err

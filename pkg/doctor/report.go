@@ -24,6 +24,9 @@ type Row struct {
 	// ServerVersion and Latency are what /version answered with --connect.
 	ServerVersion string        `json:"serverVersion,omitempty"`
 	Latency       time.Duration `json:"latencyNanoseconds,omitempty"`
+	// Notes say who wrote what the row uses, where it is not this bundle
+	// (while it yields to an upstream twin); they fail nothing.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // OK tells whether every check of the row passed.
@@ -110,6 +113,7 @@ func Diagnose(o Observed, s Settings) Row {
 		add(CheckPublished, checkPublished(o.Copy.Secret, entry))
 	}
 	add(CheckAccess, checkAccess(o.Access, s.Namespace))
+	row.Notes = writerNotes(o.Profile, entry, o.Copy.Secret)
 	if o.Connect != nil {
 		add(CheckConnect, checkConnection(*o.Connect))
 		row.ServerVersion, row.Latency = o.Connect.ServerVersion, o.Connect.Latency

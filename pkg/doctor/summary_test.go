@@ -134,3 +134,41 @@ func TestUnscopedWarnings(t *testing.T) {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 }
+
+func TestWriterNotes(t *testing.T) {
+	managed := func(p *cpv1alpha1.ClusterProfile, entries ...metav1.ManagedFieldsEntry) *cpv1alpha1.ClusterProfile {
+		p.ManagedFields = entries
+		return p
+	}
+	by := func(manager, subresource string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Subresource: subresource, Operation: metav1.ManagedFieldsOperationUpdate}
+	}
+	proxyEntry := &cpv1alpha1.AccessProvider{Name: "open-cluster-management"}
+	upstream := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "cluster1-multikueue",
+		Annotations: map[string]string{cpcreds.AnnotationUpstreamCopy: "true"}}}
+	cases := map[string]struct {
+		profile *cpv1alpha1.ClusterProfile
+		entry   *cpv1alpha1.AccessProvider
+		copy    *corev1.Secret
+		want    []string
+	}{
+		"all the bundle's": {profile: managed(healthyProfile(nil), by("clusterprofile-mirror", ""), by("clusterprofile-access-proxy", "status")),
+			entry: proxyEntry},
+		"no managedFields to read": {profile: healthyProfile(nil), entry: proxyEntry},
+		"OCM's mirror and cluster-proxy's writer": {profile: managed(healthyProfile(nil), by("registration", ""), by("manager", "status")),
+			entry: proxyEntry, want: []string{
+				"The profile was published by another mirror (manager, registration), such as OCM's own while this bundle's mirror stays passive.",
+				`The entry "open-cluster-management" was written by another writer (manager, registration), such as cluster-proxy's own while this bundle's access provider yields to it.`,
+			}},
+		"managed-serviceaccount's copy": {profile: managed(healthyProfile(nil), by("clusterprofile-mirror", ""), by("clusterprofile-access-proxy", "status")),
+			entry: proxyEntry, copy: upstream, want: []string{
+				"Secret team-a/cluster1-multikueue was written by managed-serviceaccount's own syncer; this bundle's syncer yields to it and vouched for the copy."}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, writerNotes(tc.profile, tc.entry, tc.copy)); diff != "" {
+				t.Errorf("notes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -418,6 +418,7 @@ func TestAlertsFollowTheValues(t *testing.T) {
 		"ClusterProfileMirrorPassive": "15m", "ClusterProfileSyncedTokenExpiring": "15m", "ClusterProfileManagerDown": "5m",
 		"ClusterProfileManagerNotLeading": "5m", "ClusterProfileCapabilityWaitingForAPI": "30m",
 		"ClusterProfileAdmissionPolicyMissing": "5m", "ClusterProfileUnscopedTokens": "1h",
+		"ClusterProfileYieldingToUpstream": "1h",
 	}
 	gotFor := map[string]string{}
 	for _, r := range defaults {

@@ -82,7 +82,7 @@ func TestPrometheusWatchesTheManager(t *testing.T) {
 			"prometheusRule": map[string]any{"window": "30s", "for": map[string]any{
 				"writesFailing": "3s", "reconcileErrors": "3s", "workqueueBacklog": "3s", "workqueueLatency": "3s",
 				"nameClash": "0s", "syncedSecretCollision": "0s", "mirrorPassive": "3s", "capabilityWaiting": "3s", "tokenExpiring": "3s",
-				"unscopedTokens": "3s", "managerDown": "3s", "notLeading": "3s", "admissionPolicies": "3s"}},
+				"unscopedTokens": "3s", "yieldingToUpstream": "3s", "managerDown": "3s", "notLeading": "3s", "admissionPolicies": "3s"}},
 		},
 	}
 	objects := render(t, e2eRelease, values)

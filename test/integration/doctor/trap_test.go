@@ -137,7 +137,7 @@ func TestTheTokenGoesOnlyToAServerTheHubPublishes(t *testing.T) {
 	forged := profile(trapNamespace, forgedProfile, trapServer, ca)
 	forged.Labels[clusterprofile.LabelClusterManager], forged.Spec.ClusterManager.Name = attacker, attacker
 	forged.Status.AccessProviders = []cpv1alpha1.AccessProvider{trapEntry(proxyProvider, trapServer, ca)}
-	framework.CreateProfile(ctx, t, attackerClient, forged)
+	framework.CreateForgedProfile(ctx, t, attackerClient, forged)
 	// (b) The hub's own profile, whose credentialProviders no writer of ours
 	// owns. pkg/access v0.1.3 merges credentialProviders and
 	// accessProviders by name (accessProviders winning) and takes the first
@@ -212,24 +212,31 @@ func TestTheTokenGoesOnlyToAServerTheHubPublishes(t *testing.T) {
 		fallback := row(trapCluster, map[string]string{doctor.CheckPublished: fmt.Sprintf("Refusing to send the token of cluster %q to %s: the hub publishes that cluster at %s; the access entry the consumer used was not written by this bundle (look at the ClusterProfile with `kubectl clusterprofile doctor`).",
 			trapCluster, trapServer, proxyServer)})
 		fallback.Provider = unwrittenProvider
+		// The attacker wrote as whatever its client calls itself; the doctor
+		// says who, and that it is not the bundle.
+		writer := strings.Split(rest.DefaultKubernetesUserAgent(), "/")[0]
+		publishedByAnother := fmt.Sprintf("The profile was published by another mirror (%s), such as OCM's own while this bundle's mirror stays passive.", writer)
+		entryByAnother := fmt.Sprintf("The entry %q was written by another writer (%s), such as cluster-proxy's own while this bundle's access provider yields to it.", proxyProvider, writer)
 		tests := map[string]struct {
 			providers []string
 			want      []doctor.Row
 		}{
 			"a consumer of " + proxyProvider: {providers: []string{proxyProvider}, want: []doctor.Row{
 				connected(row(trapCluster, nil), "", serverVersion(t)),
-				connected(row(forgedProfile, forgedChecks),
+				noted(connected(row(forgedProfile, forgedChecks),
 					"Not connected: the checks profile, extension, token failed, and the doctor sends the token only to a profile and an entry that pass them.", ""),
+					publishedByAnother, entryByAnother),
 			}},
 			"a consumer of " + unwrittenProvider: {providers: []string{unwrittenProvider}, want: []doctor.Row{
 				connected(fallback, "Not connected: the checks published failed, and the doctor sends the token only to a profile and an entry that pass them.", ""),
-				connected(doctor.Row{Cluster: forgedProfile, Checks: []doctor.Check{
+				noted(connected(doctor.Row{Cluster: forgedProfile, Checks: []doctor.Check{
 					{Name: doctor.CheckProfile, Fix: forgedChecks[doctor.CheckProfile]},
 					{Name: doctor.CheckEntry, Fix: fmt.Sprintf("The profile has no entry for the providers %s, only for %s: name one of these in the consumer's provider list (and in --provider), or turn on the provider you configured.",
 						unwrittenProvider, proxyProvider)},
 					{Name: doctor.CheckToken, Fix: forgedChecks[doctor.CheckToken]},
 					{Name: doctor.CheckAccess, OK: true},
 				}}, "Not connected: the checks profile, entry, token failed, and the doctor sends the token only to a profile and an entry that pass them.", ""),
+					publishedByAnother),
 			}},
 		}
 		for name, tc := range tests {
@@ -531,4 +538,10 @@ func callVersion(t *testing.T, cfg *rest.Config) call {
 		t.Fatalf("/version answered %s: %v", raw, err)
 	}
 	return call{Version: info.GitVersion}
+}
+
+// noted adds the writer notes the doctor gives a row.
+func noted(r doctor.Row, notes ...string) doctor.Row {
+	r.Notes = notes
+	return r
 }

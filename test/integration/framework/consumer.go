@@ -18,6 +18,8 @@ import (
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 )
 
@@ -105,15 +107,31 @@ func GrantGetSecrets(ctx context.Context, t testing.TB, c client.Client, namespa
 }
 
 // CreateProfile creates a ClusterProfile with its status, as its writers
-// (the mirror and an access provider) would leave it.
+// (the mirror and an access provider) would leave it, under their field
+// managers.
 func CreateProfile(ctx context.Context, t testing.TB, c client.Client, profile *cpv1alpha1.ClusterProfile) {
 	t.Helper()
+	createProfileAs(ctx, t, c, profile, []client.CreateOption{client.FieldOwner(clusterprofile.MirrorFieldManager)},
+		[]client.SubResourceUpdateOption{client.FieldOwner(accessprovider.ProxyFieldManager)})
+}
+
+// CreateForgedProfile creates a ClusterProfile with its status as whoever c
+// acts for writes it, under c's own field manager: a profile nobody of the
+// bundle wrote.
+func CreateForgedProfile(ctx context.Context, t testing.TB, c client.Client, profile *cpv1alpha1.ClusterProfile) {
+	t.Helper()
+	createProfileAs(ctx, t, c, profile, nil, nil)
+}
+
+func createProfileAs(ctx context.Context, t testing.TB, c client.Client, profile *cpv1alpha1.ClusterProfile,
+	createOpts []client.CreateOption, statusOpts []client.SubResourceUpdateOption) {
+	t.Helper()
 	status := profile.Status.DeepCopy()
-	if err := c.Create(ctx, profile); err != nil {
+	if err := c.Create(ctx, profile, createOpts...); err != nil {
 		t.Fatalf("creating ClusterProfile %s/%s: %v", profile.Namespace, profile.Name, err)
 	}
 	profile.Status = *status
-	if err := c.Status().Update(ctx, profile); err != nil {
+	if err := c.Status().Update(ctx, profile, statusOpts...); err != nil {
 		t.Fatalf("writing status of ClusterProfile %s/%s: %v", profile.Namespace, profile.Name, err)
 	}
 }

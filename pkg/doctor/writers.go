@@ -1,0 +1,47 @@
+package doctor
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+)
+
+// writerNotes say which of the profile, the entry and the copy this bundle
+// did not write itself: what an upstream twin (OCM's mirror,
+// cluster-proxy's or managed-serviceaccount's own writer) wrote while the
+// bundle yields to it. Field managers are whatever a writer called itself;
+// the notes explain, they decide nothing.
+func writerNotes(p *cpv1alpha1.ClusterProfile, entry *cpv1alpha1.AccessProvider, copy *corev1.Secret) []string {
+	var notes []string
+	if len(p.ManagedFields) > 0 && !profilewrite.WrittenBy(p, clusterprofile.MirrorFieldManager) {
+		notes = append(notes, fmt.Sprintf("The profile was published by another mirror (%s), such as OCM's own while this bundle's mirror stays passive.",
+			managers(p)))
+	}
+	if entry != nil && entry.Name == accessprovider.ProxyEntryName && len(p.ManagedFields) > 0 &&
+		!profilewrite.WrittenBy(p, accessprovider.ProxyFieldManager, "status") {
+		notes = append(notes, fmt.Sprintf("The entry %q was written by another writer (%s), such as cluster-proxy's own while this bundle's access provider yields to it.",
+			entry.Name, managers(p)))
+	}
+	if copy != nil && copy.Annotations[cpcreds.AnnotationUpstreamCopy] == "true" {
+		notes = append(notes, fmt.Sprintf("Secret %s/%s was written by managed-serviceaccount's own syncer; this bundle's syncer yields to it and vouched for the copy.",
+			copy.Namespace, copy.Name))
+	}
+	return notes
+}
+
+// managers lists the field managers of p, sorted.
+func managers(p *cpv1alpha1.ClusterProfile) string {
+	names := sets.New[string]()
+	for _, e := range p.ManagedFields {
+		names.Insert(e.Manager)
+	}
+	return strings.Join(sets.List(names), ", ")
+}
