@@ -492,3 +492,49 @@ func TestReleaseNamesThatLookLikeYAMLScalars(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentInstallStrategy: Placements (the default) installs the agent
+// where the placements say, the global one included; Manual installs it
+// only where someone enables it (`clusteradm addon enable` creates a
+// ManagedClusterAddOn), with no placement or global binding rendered.
+func TestAgentInstallStrategy(t *testing.T) {
+	cases := map[string]struct {
+		agent        map[string]any
+		wantStrategy map[string]any
+		wantObjects  []string
+	}{
+		"placements, global": {
+			agent: map[string]any{},
+			wantStrategy: map[string]any{"type": "Placements", "placements": []any{
+				map[string]any{"name": "cluster-profile-agent-global", "namespace": "open-cluster-management"}}},
+			wantObjects: []string{"ClusterManagementAddOn cluster-profile-agent",
+				"ManagedClusterSetBinding open-cluster-management/global", "Placement open-cluster-management/cluster-profile-agent-global"},
+		},
+		"manual": {
+			agent:        map[string]any{"installStrategy": "Manual", "placements": []any{map[string]any{"name": "ignored", "namespace": "x"}}},
+			wantStrategy: map[string]any{"type": "Manual"},
+			wantObjects:  []string{"ClusterManagementAddOn cluster-profile-agent"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			objects := render(t, defaultRelease, map[string]any{"featureGates": map[string]any{"clusterProfileAgent": true}, "agent": tc.agent})
+			var got []string
+			for _, u := range objects {
+				switch u.GetKind() {
+				case "ClusterManagementAddOn", "ManagedClusterSetBinding", "Placement":
+					got = append(got, objectKey(u))
+					if u.GetKind() == "ClusterManagementAddOn" {
+						strategy, _, _ := unstructured.NestedMap(u.Object, "spec", "installStrategy")
+						if diff := cmp.Diff(tc.wantStrategy, strategy); diff != "" {
+							t.Errorf("installStrategy (-want +got):\n%s", diff)
+						}
+					}
+				}
+			}
+			if diff := cmp.Diff(tc.wantObjects, got); diff != "" {
+				t.Errorf("objects (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
