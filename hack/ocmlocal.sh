@@ -17,6 +17,8 @@
 set -euo pipefail
 
 KUBE_VERSION="${KUBE_VERSION:-1.35.4}"
+# OCM_VERSION picks OCM's release (operators, hub controllers, klusterlet agent
+# and the upstream-mirror comparator); the harness reads the same variable.
 OCM_VERSION="${OCM_VERSION:-v1.2.0}"
 MSA_VERSION="${MSA_VERSION:-v0.10.0}"
 CLUSTER_PROXY_VERSION="${CLUSTER_PROXY_VERSION:-v0.10.0}"
@@ -35,8 +37,9 @@ TIMES="$CACHE/build-times.txt"
 # cluster-proxy v0.10.0 pins sigs.k8s.io/apiserver-network-proxy v0.33.0), so
 # `go build` fails verifying them. Only the builds that need it (OCM,
 # cluster-proxy, ANP: build_unverified) skip the checksum database, and only
-# for these two module paths.
-UNVERIFIED_MODULES="sigs.k8s.io/about-api,sigs.k8s.io/apiserver-network-proxy"
+# for these module paths. ocm itself is listed for v1.3.1, whose go.mod the
+# checksum database here does not know either (its lookup answers 404).
+UNVERIFIED_MODULES="sigs.k8s.io/about-api,sigs.k8s.io/apiserver-network-proxy,open-cluster-management.io/ocm"
 
 log() { echo "ocm-binaries: $*" >&2; }
 
@@ -108,7 +111,10 @@ trap 'rm -rf "$work"' EXIT
 if need kube-controller-manager; then build_kube_controller_manager "$work"; fi
 
 ocm=open-cluster-management.io/ocm
-for cmd in registration-operator registration placement addon; do
+# registration-operator: the cluster-manager and klusterlet operators and the
+# klusterlet agent; the rest: the hub Deployments the ClusterManager creates
+# (work: its webhook).
+for cmd in registration-operator registration placement addon work; do
   if need "$cmd"; then build_unverified "$cmd" "$ocm" "$OCM_VERSION" "$ocm/cmd/$cmd"; fi
 done
 
@@ -139,9 +145,15 @@ if need upstream-clusterprofile-mirror; then
   (cd "$work/upstream-mirror" && build upstream-clusterprofile-mirror . "" GONOSUMDB="$UNVERIFIED_MODULES")
 fi
 
-for b in kube-controller-manager registration-operator registration placement addon msa \
+for b in kube-controller-manager registration-operator registration placement addon work msa \
   cluster-proxy-manager cluster-proxy cluster-proxy-addon-agent proxy-server proxy-agent upstream-clusterprofile-mirror; do
   if ! cmp -s "$CACHE/$b" "$OCM_BIN_DIR/$b"; then cp "$CACHE/$b" "$OCM_BIN_DIR/$b"; fi
 done
+# The harness reads OCM's release and its module directory from here: the
+# images it maps to these binaries carry that version, and the operators' own
+# manifests (CRDs, RBAC, Deployments, as clusteradm applies them) come from
+# that module.
+(cd "$work" && GONOSUMDB="$UNVERIFIED_MODULES" GOFLAGS=-mod=mod go mod download -json "$ocm@$OCM_VERSION") > "$OCM_BIN_DIR/ocm-module.json.tmp"
+mv "$OCM_BIN_DIR/ocm-module.json.tmp" "$OCM_BIN_DIR/ocm-module.json"
 [ -f "$TIMES" ] && log "build times recorded in $TIMES: $(tr '\n' ';' < "$TIMES")"
 echo "$OCM_BIN_DIR"
