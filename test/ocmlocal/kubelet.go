@@ -101,12 +101,22 @@ type kubelet struct {
 	pods   map[string]*pod
 	waits  map[string]string // key → last reason it could not start, logged once
 	expose map[string][]route
+	// held: Deployments whose pod is kept stopped, as on a node that is down.
+	held map[string]bool
 }
 
 type pod struct {
 	key, hash, dir string
 	sandbox        *sandboxed
 	volumes        []volumeFiles
+	// namespace and labels of the pod, and its named container ports: what
+	// a Service selects and targets (servicenet.go).
+	namespace string
+	labels    map[string]string
+	ports     map[string]int32
+	// argv of each container, as started, and when.
+	argv    [][]string
+	started time.Time
 }
 
 // volumeFiles is a Secret or ConfigMap written into a directory.
@@ -122,7 +132,7 @@ func (e *Env) startKubelet(cp *ControlPlane) (*kubelet, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	k := &kubelet{env: e, cp: cp, client: c, cancel: cancel, done: make(chan struct{}),
-		pods: map[string]*pod{}, waits: map[string]string{}, expose: map[string][]route{}}
+		pods: map[string]*pod{}, waits: map[string]string{}, expose: map[string][]route{}, held: map[string]bool{}}
 	e.kubelets = append(e.kubelets, k)
 	go k.run(ctx)
 	return k, nil
@@ -181,7 +191,7 @@ func (k *kubelet) sync(ctx context.Context) error {
 	for i := range list.Items {
 		d := &list.Items[i]
 		key := d.Namespace + "/" + d.Name
-		if !k.mapsAll(d) || d.DeletionTimestamp != nil {
+		if !k.mapsAll(d) || d.DeletionTimestamp != nil || k.isHeld(key) {
 			continue
 		}
 		if ptr.Deref(d.Spec.Replicas, 1) == 0 {
@@ -233,6 +243,40 @@ func (k *kubelet) syncDeployment(ctx context.Context, d *appsv1.Deployment, key 
 		k.waitOnce(key+"/volumes", err.Error())
 	}
 	k.reportAvailable(ctx, d)
+}
+
+func (k *kubelet) isHeld(key string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.held[key]
+}
+
+// hold stops the pod of a Deployment and keeps it stopped until release, as
+// when its node goes down: nothing in the API says so, the process is gone.
+func (k *kubelet) hold(namespace, deployment string) {
+	key := namespace + "/" + deployment
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.held[key] = true
+	if p := k.pods[key]; p != nil {
+		k.stopPod(p)
+		delete(k.pods, key)
+	}
+}
+
+// release lets the kubelet run a held Deployment's pod again (a new pod:
+// its emptyDir volumes start empty).
+func (k *kubelet) release(namespace, deployment string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.held, namespace+"/"+deployment)
+}
+
+// running returns the running pod of a Deployment, or nil.
+func (k *kubelet) running(namespace, deployment string) *pod {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.pods[namespace+"/"+deployment]
 }
 
 func (k *kubelet) waitOnce(key, reason string) {
@@ -331,7 +375,8 @@ func (k *kubelet) reportScaledDown(ctx context.Context, d *appsv1.Deployment) {
 // ContainerCreating.
 func (k *kubelet) startPod(ctx context.Context, d *appsv1.Deployment, key, hash string) (*pod, error) {
 	spec := d.Spec.Template.Spec
-	p := &pod{key: key, hash: hash, dir: filepath.Join(k.env.WorkDir, "pods", k.cp.Name+"-"+d.Namespace+"-"+d.Name)}
+	p := &pod{key: key, hash: hash, dir: filepath.Join(k.env.WorkDir, "pods", k.cp.Name+"-"+d.Namespace+"-"+d.Name),
+		namespace: d.Namespace, labels: d.Spec.Template.Labels, ports: namedPorts(spec)}
 	_ = os.RemoveAll(p.dir)
 	volumeDirs := map[string]string{}
 	for _, v := range spec.Volumes {
@@ -366,15 +411,20 @@ func (k *kubelet) startPod(ctx context.Context, d *appsv1.Deployment, key, hash 
 	if err != nil {
 		return nil, err
 	}
+	for _, c := range containers {
+		p.argv = append(p.argv, c.Argv)
+	}
 	k.mu.Lock()
 	inbound := slices.Clone(k.expose[key])
 	k.mu.Unlock()
+	p.started = time.Now()
 	p.sandbox, err = k.env.startSandboxed(sandboxSpec{
 		name:       k.cp.Name + "-" + d.Namespace + "-" + d.Name,
 		containers: containers, mounts: mounts,
 		hosts:    k.hosts(spec),
 		outbound: k.env.podRoutes(k.cp),
 		inbound:  inbound,
+		forward:  true,
 	})
 	if err != nil {
 		return nil, err
@@ -382,11 +432,31 @@ func (k *kubelet) startPod(ctx context.Context, d *appsv1.Deployment, key, hash 
 	return p, nil
 }
 
-// podMounts binds volumes mounted under /etc or /var/run at their paths in
-// the sandbox. Other mount paths (e.g. cluster-proxy's /server-cert) would
-// have to be created on the host's root file system, so instead the
-// container's arguments and environment are rewritten from the mount path
-// to the volume's directory (rewrites: mount path → directory).
+// namedPorts are the pod's container ports that have a name (a Service's
+// targetPort may name one).
+func namedPorts(spec corev1.PodSpec) map[string]int32 {
+	ports := map[string]int32{}
+	for _, c := range spec.Containers {
+		for _, p := range c.Ports {
+			if p.Name != "" {
+				ports[p.Name] = p.ContainerPort
+			}
+		}
+	}
+	return ports
+}
+
+// podMounts binds each volume at its mount path in the sandbox: under /etc,
+// /var/run and /tmp (see podsandbox.bind), and under a top-level directory
+// that the host does not use (missing or empty, e.g. the klusterlet agent's
+// /spoke: the sandbox puts a private tmpfs there). The container's
+// arguments and environment are also rewritten from a mount path outside
+// /etc, /var/run and /tmp to the volume's directory (rewrites: mount path →
+// directory), so that a path under a top-level directory the host does use
+// (which cannot be bound) still works where the arguments name it. A volume
+// at /tmp itself (OCM's scratch emptyDir) is neither: the pod keeps the
+// host's /tmp, where the work directory lives, and programs make their own
+// unique temporary names there.
 func podMounts(spec corev1.PodSpec, volumeDirs map[string]string) ([]podsandbox.Mount, map[string]string, error) {
 	var mounts []podsandbox.Mount
 	rewrites := map[string]string{}
@@ -408,10 +478,15 @@ func podMounts(spec corev1.PodSpec, volumeDirs map[string]string) ([]podsandbox.
 				continue
 			}
 			bound[target] = dir
-			if strings.HasPrefix(target, "/etc/") || strings.HasPrefix(target, "/var/run/") || strings.HasPrefix(target, "/run/") {
+			switch {
+			case target == "/tmp":
+			case strings.HasPrefix(target, "/etc/") || strings.HasPrefix(target, "/var/run/") || strings.HasPrefix(target, "/run/") || strings.HasPrefix(target, "/tmp/"):
 				mounts = append(mounts, podsandbox.Mount{Source: dir, Target: target})
-			} else {
+			default:
 				rewrites[target] = dir
+				if podsandbox.UnusedTop(target) {
+					mounts = append(mounts, podsandbox.Mount{Source: dir, Target: target})
+				}
 			}
 		}
 	}

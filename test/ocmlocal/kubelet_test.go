@@ -25,8 +25,21 @@ func TestPodMounts(t *testing.T) {
 			containers: []corev1.Container{{Name: "a", VolumeMounts: []corev1.VolumeMount{
 				{Name: "hub", MountPath: "/etc/hub/"}, {Name: "ca", MountPath: "/var/run/ca"}, {Name: "cert", MountPath: "/server-cert"},
 			}}},
-			wantMounts:   []podsandbox.Mount{{Source: "/w/hub", Target: "/etc/hub"}, {Source: "/w/ca", Target: "/var/run/ca"}},
+			wantMounts: []podsandbox.Mount{
+				{Source: "/w/hub", Target: "/etc/hub"}, {Source: "/w/ca", Target: "/var/run/ca"}, {Source: "/w/cert", Target: "/server-cert"},
+			},
 			wantRewrites: map[string]string{"/server-cert": "/w/cert"},
+		},
+		"a top-level directory the host uses is only rewritten": {
+			containers:   []corev1.Container{{Name: "a", VolumeMounts: []corev1.VolumeMount{{Name: "cert", MountPath: "/usr/share/cert"}}}},
+			wantRewrites: map[string]string{"/usr/share/cert": "/w/cert"},
+		},
+		"/tmp/ sub-paths are bound, /tmp itself is the host's": {
+			containers: []corev1.Container{{Name: "a", VolumeMounts: []corev1.VolumeMount{
+				{Name: "cert", MountPath: "/tmp/k8s-webhook-server/serving-certs"}, {Name: "other", MountPath: "/tmp"},
+			}}},
+			wantMounts:   []podsandbox.Mount{{Source: "/w/cert", Target: "/tmp/k8s-webhook-server/serving-certs"}},
+			wantRewrites: map[string]string{},
 		},
 		"containers sharing a volume at one path share the mount": {
 			containers: []corev1.Container{

@@ -29,6 +29,8 @@ type sandboxSpec struct {
 	outbound []route
 	// inbound: ports inside the sandbox reachable from 127.0.0.1 outside.
 	inbound []route
+	// forward: give the sandbox a port-forward socket (sandboxed.forward).
+	forward bool
 }
 
 // route joins an address inside a sandbox and one on the host.
@@ -36,7 +38,9 @@ type route struct{ inside, host string }
 
 // sandboxed is a running sandbox: its process and the host side of its relays.
 type sandboxed struct {
-	proc      *process
+	proc *process
+	// forward is the sandbox's port-forward socket, if it has one.
+	forward   string
 	mu        sync.Mutex
 	listeners []net.Listener
 }
@@ -84,6 +88,10 @@ func (e *Env) startSandboxed(spec sandboxSpec) (*sandboxed, error) {
 			return nil, err
 		}
 		podSpec.Inbound = append(podSpec.Inbound, podsandbox.Relay{Socket: sock, Dial: r.inside})
+	}
+	if spec.forward {
+		s.forward = filepath.Join(sockets, id+"f")
+		podSpec.Forward = s.forward
 	}
 	raw, err := json.MarshalIndent(podSpec, "", "  ")
 	if err != nil {

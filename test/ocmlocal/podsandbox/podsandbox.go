@@ -45,13 +45,18 @@ type Spec struct {
 	Scratch string `json:"scratch"`
 	// Hosts are lines added to /etc/hosts, e.g. "127.0.0.1 kubernetes.default.svc".
 	Hosts []string `json:"hosts,omitempty"`
-	// Mounts bind directories of the work directory at paths under /etc or
-	// /var/run (/run); both are private to the sandbox.
+	// Mounts bind directories of the work directory in the sandbox (see
+	// bind for where).
 	Mounts []Mount `json:"mounts,omitempty"`
 	// Outbound addresses: inside, Listen accepts and relays to Socket.
 	Outbound []Relay `json:"outbound,omitempty"`
 	// Inbound ports: Socket accepts and relays to Dial inside.
 	Inbound []Relay `json:"inbound,omitempty"`
+	// Forward, if set, is a socket that reaches any port inside, as a
+	// kubelet's port-forward does: each connection starts with one line
+	// "127.0.0.1:<port>\n" and is then relayed to that address. The harness
+	// resolves Services to pods through it (see servicenet.go).
+	Forward string `json:"forward,omitempty"`
 }
 
 // Container is one process of the pod. Like a kubelet with restartPolicy
@@ -131,12 +136,34 @@ func setUpFilesystem(spec Spec) error {
 	if err := appendHosts(spec.Hosts); err != nil {
 		return err
 	}
+	private := map[string]bool{}
 	for _, m := range spec.Mounts {
-		if err := bind(m); err != nil {
+		if err := bind(m, private); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// UnusedTop tells whether a path's top-level directory is one the host does
+// not use (missing, or an empty directory), so that a sandbox may put a
+// private tmpfs there.
+func UnusedTop(path string) bool {
+	top := topDir(path)
+	if top == "" {
+		return false
+	}
+	entries, err := os.ReadDir(top)
+	return os.IsNotExist(err) || (err == nil && len(entries) == 0)
+}
+
+func topDir(path string) string {
+	rest, ok := strings.CutPrefix(filepath.Clean(path), "/")
+	if !ok || rest == "" {
+		return ""
+	}
+	first, _, _ := strings.Cut(rest, "/")
+	return "/" + first
 }
 
 func appendHosts(lines []string) error {
@@ -152,13 +179,36 @@ func appendHosts(lines []string) error {
 	return err
 }
 
-func bind(m Mount) error {
+// bind mounts m.Source at m.Target inside the sandbox. /etc and /run are
+// private already. Under /tmp the directory is created on the host's /tmp
+// (shared: the work directory, its sockets and logs live there), but the
+// mount itself stays in the sandbox's namespace: controller-runtime's
+// webhook servers read their certificates from
+// /tmp/k8s-webhook-server/serving-certs, which their Deployments mount
+// there and their arguments never name. Elsewhere the top-level directory
+// must be unused on the host (UnusedTop): the sandbox mounts a private
+// tmpfs on it (the host keeps at most an empty mount point) and binds
+// beneath, e.g. the klusterlet agent's /spoke/hub-kubeconfig, a default
+// path it writes its hub kubeconfig to.
+func bind(m Mount, private map[string]bool) error {
 	target := filepath.Clean(m.Target)
 	if strings.HasPrefix(target, "/var/run/") {
 		target = "/run/" + strings.TrimPrefix(target, "/var/run/")
 	}
-	if !strings.HasPrefix(target, "/etc/") && !strings.HasPrefix(target, "/run/") {
-		return fmt.Errorf("mount target %s is outside /etc and /run, which are private to the sandbox", m.Target)
+	if !strings.HasPrefix(target, "/etc/") && !strings.HasPrefix(target, "/run/") && !strings.HasPrefix(target, "/tmp/") {
+		top := topDir(target)
+		if !private[top] {
+			if !UnusedTop(target) {
+				return fmt.Errorf("mount target %s: %s is used on the host", m.Target, top)
+			}
+			if err := os.MkdirAll(top, 0o755); err != nil {
+				return err
+			}
+			if err := unix.Mount("tmpfs", top, "tmpfs", 0, "mode=0755"); err != nil {
+				return fmt.Errorf("tmpfs on %s: %w", top, err)
+			}
+			private[top] = true
+		}
 	}
 	if err := os.MkdirAll(target, 0o755); err != nil {
 		return err
@@ -203,7 +253,51 @@ func startRelays(spec Spec) error {
 		}
 		go serve(l, "tcp", r.Dial)
 	}
+	if spec.Forward != "" {
+		_ = os.Remove(spec.Forward)
+		l, err := net.Listen("unix", spec.Forward)
+		if err != nil {
+			return fmt.Errorf("listening on %s: %w", spec.Forward, err)
+		}
+		go serveForward(l)
+	}
 	return nil
+}
+
+// serveForward relays each connection to the loopback address named on its
+// first line. Only loopback: the sandbox has no other network.
+func serveForward(l net.Listener) {
+	for {
+		conn, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			addr, err := readLine(conn)
+			if host, _, splitErr := net.SplitHostPort(addr); err != nil || splitErr != nil || host != "127.0.0.1" {
+				conn.Close()
+				return
+			}
+			Pipe(conn, "tcp", addr)
+		}()
+	}
+}
+
+// readLine reads up to "\n" one byte at a time, so that nothing after the
+// line is consumed from the connection.
+func readLine(conn net.Conn) (string, error) {
+	var line []byte
+	b := make([]byte, 1)
+	for len(line) < 64 {
+		if _, err := conn.Read(b); err != nil {
+			return "", err
+		}
+		if b[0] == '\n' {
+			return string(line), nil
+		}
+		line = append(line, b[0])
+	}
+	return "", fmt.Errorf("forward line too long")
 }
 
 // serve relays every connection accepted on l to network/address.
@@ -219,11 +313,18 @@ func serve(l net.Listener, network, address string) {
 
 // Pipe dials network/address and copies both ways until either side ends.
 func Pipe(conn net.Conn, network, address string) {
-	defer conn.Close()
 	peer, err := net.Dial(network, address)
 	if err != nil {
+		conn.Close()
 		return
 	}
+	Join(conn, peer)
+}
+
+// Join copies between two connections both ways until either side ends,
+// then closes both.
+func Join(conn, peer net.Conn) {
+	defer conn.Close()
 	defer peer.Close()
 	done := make(chan struct{}, 2)
 	copyHalf := func(dst, src net.Conn) {
