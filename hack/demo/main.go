@@ -1,9 +1,11 @@
 //go:build linux
 
 // Command demo shows the ClusterProfile bundle on real Open Cluster
-// Management, run locally as processes (test/ocmlocal): a hub with OCM's
-// controllers, two managed clusters whose klusterlets register through the
-// real CSR flow, managed-serviceaccount and cluster-proxy. It installs the
+// Management, run locally as processes (test/ocmlocal) and set up as
+// clusteradm does: a hub with OCM's cluster-manager operator and the
+// controllers it deploys, two managed clusters whose klusterlets (operator
+// and agent) register through the real CSR flow, managed-serviceaccount and
+// cluster-proxy. It installs the
 // bundle with its Helm chart (every gate on) and shows, step by step, the
 // clusters registering, their profiles in kueue-system and argocd, the
 // agent's health conditions, a synced token, a real request to a managed

@@ -12,26 +12,22 @@ import (
 )
 
 // AddCluster brings up one more managed cluster after Start, as a platform
-// engineer joins a cluster to a running hub: its control plane, its
-// klusterlet registered through the bootstrap → CSR flow and accepted, its
-// kubelet, and the addons the environment runs enabled on it.
+// engineer joins a cluster to a running hub: its control plane and kubelet,
+// its klusterlet (operator and agent) registered through the bootstrap →
+// CSR flow and accepted, and the addons the environment runs enabled on it.
 func (e *Env) AddCluster(ctx context.Context, name string) (*ManagedCluster, error) {
 	if e.Cluster(name) != nil {
 		return nil, fmt.Errorf("managed cluster %s exists", name)
 	}
 	start := time.Now()
-	cp, err := e.startControlPlane(ctx, name, true)
+	c, err := e.startManagedControlPlane(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	c := &ManagedCluster{ControlPlane: cp}
 	if err := e.register(ctx, c); err != nil {
 		return nil, err
 	}
 	e.Clusters = append(e.Clusters, c)
-	if _, err := e.startKubelet(c.ControlPlane); err != nil {
-		return nil, err
-	}
 	var addons []string
 	if e.opts.ManagedServiceAccount {
 		addons = append(addons, msaAddon)

@@ -26,25 +26,11 @@ const (
 	addonHubNamespace = "open-cluster-management-addon"
 )
 
-// startAddons starts the kubelets, then each addon's hub side, and enables
+// startAddons starts each addon's hub side and enables
 // the addon on every cluster as `clusteradm addon enable` does. The addons
 // come up side by side: most of their start-up is waiting for the addon
 // lease to be seen.
 func (e *Env) startAddons(ctx context.Context) error {
-	if e.opts.ClusterProxy {
-		// Before any pod starts: every pod reaches the proxy-server.
-		if err := e.reserveProxyPorts(); err != nil {
-			return err
-		}
-	}
-	if _, err := e.startKubelet(e.Hub); err != nil {
-		return err
-	}
-	for _, c := range e.Clusters {
-		if _, err := e.startKubelet(c.ControlPlane); err != nil {
-			return err
-		}
-	}
 	g, gctx := errgroup.WithContext(ctx)
 	if e.opts.ClusterProxy {
 		g.Go(func() error { return e.startClusterProxy(gctx) })

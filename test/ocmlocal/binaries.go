@@ -13,11 +13,11 @@ import (
 	"sync"
 )
 
-// Pinned upstream releases; hack/ocmlocal.sh builds their programs at the
-// same versions.
+// Upstream modules. OCM's release is the one hack/ocmlocal.sh built
+// (OCM_VERSION there, recorded in bin/ocm/ocm-module.json); the others are
+// pinned by this repository's go.mod.
 const (
 	ocmModule     = "open-cluster-management.io/ocm"
-	ocmVersion    = "v1.2.0"
 	ocmAPIModule  = "open-cluster-management.io/api"
 	msaModule     = "open-cluster-management.io/managed-serviceaccount"
 	proxyModule   = "open-cluster-management.io/cluster-proxy"
@@ -27,14 +27,23 @@ const (
 // The programs hack/ocmlocal.sh builds into bin/ocm: always needed, and
 // per addon.
 var (
-	corePrograms  = []string{"kube-controller-manager", "registration-operator", "registration", "placement", "addon"}
+	corePrograms  = []string{"kube-controller-manager", "registration-operator", "registration", "placement", "addon", "work", ocmModuleFile}
 	msaPrograms   = []string{"msa"}
 	proxyPrograms = []string{"cluster-proxy-manager", "cluster-proxy", "cluster-proxy-addon-agent", "proxy-server", "proxy-agent"}
 )
 
+// ocmModuleFile records OCM's module as hack/ocmlocal.sh built it (`go mod
+// download -json`): its version, which the images mapped to the binaries
+// carry, and its directory, where the operators' manifests are.
+const ocmModuleFile = "ocm-module.json"
+
 type binaries struct {
 	ocmDir, etcd, kubeAPIServer, podRunner string
+	// ocm is the OCM release the binaries were built from.
+	ocm ocmRelease
 }
+
+type ocmRelease struct{ Version, Dir string }
 
 func (b binaries) path(name string) string { return filepath.Join(b.ocmDir, name) }
 
@@ -71,8 +80,19 @@ func findBinaries(opts Options) (binaries, error) {
 	}
 	for _, path := range need {
 		if _, err := os.Stat(path); err != nil {
-			return b, fmt.Errorf("%w: %s is missing; run `make ocm-binaries` (first build about 20 minutes, then cached)", ErrBinariesMissing, path)
+			return b, fmt.Errorf("%w: %s is missing; run `make ocm-binaries` (first build about 45 minutes, then cached)", ErrBinariesMissing, path)
 		}
+	}
+	raw, err := os.ReadFile(b.path(ocmModuleFile))
+	if err != nil {
+		return b, err
+	}
+	if err := json.Unmarshal(raw, &b.ocm); err != nil || b.ocm.Version == "" || b.ocm.Dir == "" {
+		return b, fmt.Errorf("%w: %s names no OCM version and directory (%v); run `make ocm-binaries`", ErrBinariesMissing, b.path(ocmModuleFile), err)
+	}
+	if opts.OCMVersion != "" && opts.OCMVersion != b.ocm.Version {
+		return b, fmt.Errorf("%w: %s holds OCM %s, not %s; run `make ocm-binaries OCM_VERSION=%s`",
+			ErrBinariesMissing, b.ocmDir, b.ocm.Version, opts.OCMVersion, opts.OCMVersion)
 	}
 	return b, nil
 }
@@ -86,14 +106,15 @@ func envOr(name, fallback string) string {
 
 // moduleDirs finds module directories in the Go module cache: the modules
 // this repository pins (go list -m), and OCM itself, which it does not
-// require (go mod download at the pinned version; already downloaded by
-// hack/ocmlocal.sh).
+// require (the directory hack/ocmlocal.sh recorded).
 type moduleDirs struct {
 	mu   sync.Mutex
 	dirs map[string]string
 }
 
-func newModuleDirs() *moduleDirs { return &moduleDirs{dirs: map[string]string{}} }
+func newModuleDirs(ocm ocmRelease) *moduleDirs {
+	return &moduleDirs{dirs: map[string]string{ocmModule: ocm.Dir}}
+}
 
 func (m *moduleDirs) dir(module string) (string, error) {
 	m.mu.Lock()
@@ -101,14 +122,8 @@ func (m *moduleDirs) dir(module string) (string, error) {
 	if d, ok := m.dirs[module]; ok {
 		return d, nil
 	}
-	var cmd *exec.Cmd
-	if module == ocmModule {
-		cmd = exec.Command("go", "mod", "download", "-json", module+"@"+ocmVersion)
-		cmd.Dir = os.TempDir()
-	} else {
-		cmd = exec.Command("go", "list", "-m", "-json", module)
-		cmd.Dir = RepoRoot()
-	}
+	cmd := exec.Command("go", "list", "-m", "-json", module)
+	cmd.Dir = RepoRoot()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -34,6 +34,9 @@ type ControlPlane struct {
 	dir       string
 	ca        *authority
 	apiserver *process
+	// egressConfig routes the API server's traffic to Services through the
+	// harness (servicenet.go); empty for a standalone API server.
+	egressConfig string
 }
 
 // apiServerHosts are the names the serving certificate is valid for: the
@@ -57,6 +60,12 @@ func (e *Env) startControlPlane(ctx context.Context, name string, controllerMana
 	etcdClient, etcdPeer := ports[0], ports[1]
 	cp.Port = ports[2]
 	cp.URL = "https://" + hostPort(cp.Port)
+	svcnet, egressConfig, err := e.listenServiceNetwork(cp)
+	if err != nil {
+		return nil, err
+	}
+	e.addServiceNetwork(svcnet)
+	cp.egressConfig = egressConfig
 	if _, err := e.procs.start(processSpec{name: name + "-etcd", argv: etcdArgs(e.bins.etcd, cp.dir, etcdClient, etcdPeer)}); err != nil {
 		return nil, err
 	}
@@ -69,6 +78,9 @@ func (e *Env) startControlPlane(ctx context.Context, name string, controllerMana
 	}
 	if err := cp.waitReady(ctx); err != nil {
 		return nil, fmt.Errorf("API server of %s: %w", name, err)
+	}
+	if err := svcnet.serve(); err != nil {
+		return nil, err
 	}
 	if controllerManager {
 		if _, err := e.procs.start(processSpec{name: name + "-kube-controller-manager", argv: cp.controllerManagerArgs(e.bins.path("kube-controller-manager"))}); err != nil {
@@ -134,7 +146,11 @@ func etcdArgs(bin, dir string, clientPort, peerPort int) []string {
 }
 
 func (cp *ControlPlane) apiServerArgs(bin string, etcdPort int) []string {
-	return []string{bin,
+	var egress []string
+	if cp.egressConfig != "" {
+		egress = []string{"--egress-selector-config-file=" + cp.egressConfig}
+	}
+	return append([]string{bin,
 		"--etcd-servers=http://" + hostPort(etcdPort),
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(cp.Port),
@@ -159,13 +175,15 @@ func (cp *ControlPlane) apiServerArgs(bin string, etcdPort int) []string {
 		"--allow-privileged=true",
 		// Flow control only costs CPU on a test machine.
 		"--enable-priority-and-fairness=false",
-	}
+	}, egress...)
 }
 
 // controllerManagerArgs runs the controllers the harness needs: CSR signing
 // (with the control plane's CA, so CSR-issued client certificates are
 // accepted), approving and cleaning, garbage collection, namespace deletion,
-// service account and token controllers, and the kube-root-ca.crt publisher.
+// service account and token controllers, the kube-root-ca.crt publisher, and
+// ClusterRole aggregation (the klusterlet's work agent applies manifests
+// with the rights of the aggregated admin role).
 func (cp *ControlPlane) controllerManagerArgs(bin string) []string {
 	return []string{bin,
 		"--kubeconfig=" + cp.KubeconfigPath,
@@ -175,7 +193,8 @@ func (cp *ControlPlane) controllerManagerArgs(bin string) []string {
 		"--leader-elect=false",
 		"--controllers=certificatesigningrequest-signing-controller,certificatesigningrequest-approving-controller," +
 			"certificatesigningrequest-cleaner-controller,garbage-collector-controller,namespace-controller," +
-			"serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller",
+			"serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller," +
+			"clusterrole-aggregation-controller",
 		"--cluster-signing-cert-file=" + cp.file("ca.crt"),
 		"--cluster-signing-key-file=" + cp.file("ca.key"),
 		"--service-account-private-key-file=" + cp.file("sa.key"),
@@ -202,6 +221,18 @@ func (cp *ControlPlane) writeAdminKubeconfig() error {
 // writeKubeconfig writes a one-context kubeconfig for server, with the user
 // filled in by setUser.
 func writeKubeconfig(path, name, server string, caData []byte, setUser func(*clientcmdapi.AuthInfo)) error {
+	if err := clientcmd.WriteToFile(*kubeconfig(name, server, caData, setUser), path); err != nil {
+		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
+	}
+	return nil
+}
+
+// kubeconfigBytes is writeKubeconfig's content, e.g. for a Secret.
+func kubeconfigBytes(name, server string, caData []byte, setUser func(*clientcmdapi.AuthInfo)) ([]byte, error) {
+	return clientcmd.Write(*kubeconfig(name, server, caData, setUser))
+}
+
+func kubeconfig(name, server string, caData []byte, setUser func(*clientcmdapi.AuthInfo)) *clientcmdapi.Config {
 	user := clientcmdapi.NewAuthInfo()
 	setUser(user)
 	cfg := clientcmdapi.NewConfig()
@@ -209,10 +240,7 @@ func writeKubeconfig(path, name, server string, caData []byte, setUser func(*cli
 	cfg.AuthInfos[name] = user
 	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
 	cfg.CurrentContext = name
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
-	}
-	return nil
+	return cfg
 }
 
 func (cp *ControlPlane) waitReady(ctx context.Context) error {

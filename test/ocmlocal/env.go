@@ -1,16 +1,21 @@
 //go:build linux
 
 // Package ocmlocal runs a real Open Cluster Management environment on this
-// machine, as local processes on 127.0.0.1 with no containers: a hub control
-// plane (etcd, kube-apiserver, kube-controller-manager) with OCM's hub
-// controllers, N managed control planes each with OCM's klusterlet agent
-// registered through the real bootstrap → CSR → client certificate flow, and
-// optionally the managed-serviceaccount and cluster-proxy addons.
+// machine, as local processes on 127.0.0.1 with no containers, set up as
+// clusteradm sets it up: a hub control plane (etcd, kube-apiserver,
+// kube-controller-manager) with OCM's cluster-manager operator and a
+// ClusterManager, N managed control planes each with OCM's klusterlet
+// operator and a Klusterlet, registered through the real bootstrap → CSR →
+// client certificate flow, and optionally the managed-serviceaccount and
+// cluster-proxy addons.
 //
-// There is no kubelet: Deployments that addons ship (in ManifestWorks on the
-// managed clusters, or directly on the hub) are run by the harness's own
-// "kubelet", which maps each container image to a locally built binary and
-// runs it in a pod sandbox (see kubelet.go and sandbox.go).
+// There is no kubelet: the Deployments the operators create (hub
+// controllers and webhooks, the klusterlet agent), and those addons ship
+// (in ManifestWorks on the managed clusters, or directly on the hub), are
+// run by the harness's own "kubelet", which maps each container image to a
+// locally built binary and runs it in a pod sandbox (see kubelet.go and
+// sandbox.go). The API servers reach Services (the operators' webhooks)
+// through the harness (servicenet.go).
 //
 // The programs are built by `make ocm-binaries` (hack/ocmlocal.sh) and
 // `make envtest`.
@@ -23,6 +28,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,6 +59,17 @@ type Options struct {
 	// Images maps more container images to local binaries for the kubelet,
 	// e.g. this bundle's cluster-profile-agent (see AgentImage).
 	Images []ImageBinary
+	// RegistrationFeatureGates go into the ClusterManager's
+	// spec.registrationConfiguration.featureGates (true: Enable, false:
+	// Disable), as `clusteradm init --feature-gates=ClusterProfile=true`
+	// writes them; the cluster-manager operator passes them to the
+	// registration controller and webhook. See SetHubFeatureGates.
+	RegistrationFeatureGates map[string]bool
+	// OCMVersion, if set, must be the OCM release bin/ocm was built from
+	// (`make ocm-binaries OCM_VERSION=...`); the operators, the images in
+	// the ClusterManager and Klusterlet, and the binaries the kubelet runs
+	// for them are all of that release.
+	OCMVersion string
 }
 
 // Env is a running environment. Stop ends every process it started.
@@ -70,9 +87,13 @@ type Env struct {
 	procs    *processes
 	progress io.Writer
 	modules  *moduleDirs
-	kubelets []*kubelet
-	imagesMu sync.Mutex
-	images   []ImageBinary
+	// kubeletsMu guards kubelets and serviceNets: control planes start in
+	// parallel.
+	kubeletsMu  sync.Mutex
+	kubelets    []*kubelet
+	serviceNets []*serviceNetwork
+	imagesMu    sync.Mutex
+	images      []ImageBinary
 	// publishedPorts are host ports every pod can reach at the same address.
 	publishedPorts []int
 	// proxyPorts: cluster-proxy's proxy-server (clients, agents) and user
@@ -86,9 +107,6 @@ type Env struct {
 // ManagedCluster is a managed cluster's control plane and its klusterlet.
 type ManagedCluster struct {
 	*ControlPlane
-	klusterlet          *process
-	hubDir              string
-	bootstrapKubeconfig string
 }
 
 // UserServer is cluster-proxy's user server: a request to
@@ -129,9 +147,9 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	if e.bins.podRunner, err = buildPodRunner(e.WorkDir); err != nil {
 		return nil, err
 	}
-	e.images = append(e.defaultImages(), opts.Images...)
+	e.images = slices.Concat(e.ocmImages(), e.defaultImages(), opts.Images)
 	e.procs = &processes{logDir: filepath.Join(e.WorkDir, "logs")}
-	e.modules = newModuleDirs()
+	e.modules = newModuleDirs(e.bins.ocm)
 	defer func() {
 		if err != nil {
 			e.progressf("start-up failed, logs in %s: %v", e.procs.logDir, err)
@@ -139,6 +157,13 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 			env = nil
 		}
 	}()
+	if opts.ClusterProxy {
+		// Before any pod starts (the operators' are the first): every pod
+		// reaches the proxy-server.
+		if err := e.reserveProxyPorts(); err != nil {
+			return nil, err
+		}
+	}
 	if err := e.startHub(ctx); err != nil {
 		return nil, err
 	}
@@ -159,8 +184,14 @@ func (e *Env) Stop() {
 
 func (e *Env) stop(keepWorkDir bool) {
 	e.stopOnce.Do(func() {
-		for _, k := range e.kubelets {
+		e.kubeletsMu.Lock()
+		kubelets, nets := e.kubelets, e.serviceNets
+		e.kubeletsMu.Unlock()
+		for _, k := range kubelets {
 			k.stop()
+		}
+		for _, n := range nets {
+			n.close()
 		}
 		e.procs.stopAll()
 		if !keepWorkDir {

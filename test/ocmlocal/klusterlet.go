@@ -7,7 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"path/filepath"
+
 	"strconv"
 	"time"
 
@@ -19,15 +19,22 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	operatorv1 "open-cluster-management.io/api/operator/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"golang.org/x/sync/errgroup"
 )
 
 const (
-	// klusterletNamespace is where the klusterlet agent keeps its hub
-	// kubeconfig Secret (hub-kubeconfig-secret) on the managed cluster.
+	// klusterletNamespace is where the klusterlet agent runs and keeps its
+	// hub kubeconfig Secret (hub-kubeconfig-secret) on the managed cluster.
 	klusterletNamespace = "open-cluster-management-agent"
+	// klusterletAgent is the Deployment the klusterlet operator creates in
+	// Singleton mode: registration and work agents in one process.
+	klusterletAgent = "klusterlet-agent"
+	// bootstrapSecret holds the bootstrap kubeconfig `clusteradm join`
+	// writes (key kubeconfig).
+	bootstrapSecret = "bootstrap-hub-kubeconfig"
 	// clusterNameLabel is the label OCM puts on a cluster's CSRs.
 	clusterNameLabel = "open-cluster-management.io/cluster-name"
 )
@@ -37,14 +44,9 @@ func (e *Env) startClusters(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for i := range e.Clusters {
 		g.Go(func() error {
-			// kube-controller-manager here too: default service accounts, root CA
-			// ConfigMaps, garbage collection and namespace deletion, as on any cluster.
-			cp, err := e.startControlPlane(gctx, "cluster"+strconv.Itoa(i+1), true)
-			if err != nil {
-				return err
-			}
-			e.Clusters[i] = &ManagedCluster{ControlPlane: cp}
-			return nil
+			c, err := e.startManagedControlPlane(gctx, "cluster"+strconv.Itoa(i+1))
+			e.Clusters[i] = c
+			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -57,37 +59,34 @@ func (e *Env) startClusters(ctx context.Context) error {
 	return g.Wait()
 }
 
-// register installs the klusterlet's CRDs, starts its agent with a
-// bootstrap kubeconfig and accepts the cluster as `clusteradm accept` does.
+// startManagedControlPlane starts a managed cluster's control plane, with
+// kube-controller-manager (default service accounts, root CA ConfigMaps,
+// garbage collection and namespace deletion, as on any cluster), and its
+// kubelet.
+func (e *Env) startManagedControlPlane(ctx context.Context, name string) (*ManagedCluster, error) {
+	cp, err := e.startControlPlane(ctx, name, true)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := e.startKubelet(cp); err != nil {
+		return nil, err
+	}
+	return &ManagedCluster{ControlPlane: cp}, nil
+}
+
+// register joins the cluster to the hub as `clusteradm join --singleton`
+// does (the klusterlet operator, the bootstrap kubeconfig Secret and a
+// Klusterlet; the kubelet runs the agent the operator deploys) and accepts
+// it as `clusteradm accept` does.
 func (e *Env) register(ctx context.Context, c *ManagedCluster) error {
 	start := time.Now()
-	if err := e.installKlusterletCRDs(c); err != nil {
-		return err
-	}
-	client, err := c.Clientset()
-	if err != nil {
-		return err
-	}
-	// The klusterlet operator creates both: the agent's namespace and the
-	// default addon install namespace (addon manifests need not ship it).
-	for _, name := range []string{klusterletNamespace, addonInstallNamespace} {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		if err := createIgnoringExists(client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})); err != nil {
-			return fmt.Errorf("creating namespace %s on %s: %w", name, c.Name, err)
-		}
-	}
-	bootstrap, err := e.writeBootstrapKubeconfig(ctx, c)
-	if err != nil {
-		return err
-	}
-	c.bootstrapKubeconfig = bootstrap
-	if c.klusterlet, err = e.startKlusterlet(c, bootstrap); err != nil {
+	if err := e.join(ctx, c); err != nil {
 		return err
 	}
 	if err := e.accept(ctx, c); err != nil {
 		return err
 	}
-	e.progressf("%s registered (CSR approved, accepted) in %s", c.Name, since(start))
+	e.progressf("%s registered (klusterlet operator, CSR approved, accepted) in %s", c.Name, since(start))
 	if err := e.waitAvailable(ctx, c); err != nil {
 		return err
 	}
@@ -95,68 +94,61 @@ func (e *Env) register(ctx context.Context, c *ManagedCluster) error {
 	return nil
 }
 
-// installKlusterletCRDs installs what the klusterlet operator puts on a
-// managed cluster: AppliedManifestWork, ClusterClaim and about-api's
-// ClusterProperty, which the agent watches.
-func (e *Env) installKlusterletCRDs(c *ManagedCluster) error {
-	var files []string
-	for _, f := range []struct{ module, path string }{
-		{ocmAPIModule, "work/v1/0000_01_work.open-cluster-management.io_appliedmanifestworks.crd.yaml"},
-		{ocmAPIModule, "cluster/v1alpha1/0000_02_clusters.open-cluster-management.io_clusterclaims.crd.yaml"},
-		{ocmModule, "manifests/klusterlet/managed/clusterproperties.crd.yaml"},
-	} {
-		p, err := e.modules.file(f.module, f.path)
-		if err != nil {
-			return err
-		}
-		files = append(files, p)
+// join installs the klusterlet operator, writes the bootstrap kubeconfig
+// (a token of the hub's bootstrap service account) and creates the
+// Klusterlet, in Singleton mode: one agent process per cluster, as
+// `clusteradm join --singleton` asks. Its external server URL is the
+// cluster's API server, which the hub records in the ManagedCluster.
+func (e *Env) join(ctx context.Context, c *ManagedCluster) error {
+	if err := e.installOperator(ctx, c.ControlPlane, "klusterlet"); err != nil {
+		return err
 	}
-	if _, err := envtest.InstallCRDs(c.Config, envtest.CRDInstallOptions{Paths: files, ErrorIfPathMissing: true}); err != nil {
-		return fmt.Errorf("installing klusterlet CRDs on %s: %w", c.Name, err)
+	cl, err := operatorClient(c.ControlPlane)
+	if err != nil {
+		return err
+	}
+	kubeconfig, err := e.bootstrapKubeconfig(ctx)
+	if err != nil {
+		return err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: klusterletNamespace}}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: bootstrapSecret, Namespace: klusterletNamespace},
+		Data: map[string][]byte{"kubeconfig": kubeconfig}}
+	klusterlet := &operatorv1.Klusterlet{
+		ObjectMeta: metav1.ObjectMeta{Name: "klusterlet"},
+		Spec: operatorv1.KlusterletSpec{
+			ClusterName:               c.Name,
+			Namespace:                 klusterletNamespace,
+			RegistrationImagePullSpec: e.ocmImage("registration"),
+			WorkImagePullSpec:         e.ocmImage("work"),
+			ImagePullSpec:             e.ocmImage("registration-operator"),
+			ExternalServerURLs:        []operatorv1.ServerURL{{URL: c.URL}},
+			DeployOption:              operatorv1.KlusterletDeployOption{Mode: operatorv1.InstallModeSingleton},
+			// The operator's default for one replica is 60s; tests want
+			// status (of addon Deployments, for instance) sooner.
+			WorkConfiguration: &operatorv1.WorkAgentConfiguration{StatusSyncInterval: &metav1.Duration{Duration: 10 * time.Second}},
+		},
+	}
+	for _, obj := range []client.Object{ns, secret, klusterlet} {
+		if err := createIgnoringExists(obj, cl.Create(ctx, obj)); err != nil {
+			return fmt.Errorf("joining %s: creating %T %s: %w", c.Name, obj, obj.GetName(), err)
+		}
 	}
 	return nil
 }
 
-func (e *Env) writeBootstrapKubeconfig(ctx context.Context, c *ManagedCluster) (string, error) {
+// bootstrapKubeconfig is the kubeconfig `clusteradm join` gets from `init`:
+// the hub's address and CA, and a token of the bootstrap service account.
+func (e *Env) bootstrapKubeconfig(ctx context.Context) ([]byte, error) {
 	hub, err := e.Hub.Clientset()
-	if err != nil {
-		return "", err
-	}
-	token, err := bootstrapToken(ctx, hub)
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(c.dir, "bootstrap.kubeconfig")
-	return path, writeKubeconfig(path, "hub", e.Hub.URL, e.Hub.CAData, func(u *clientcmdapi.AuthInfo) { u.Token = token })
-}
-
-// startKlusterlet runs the klusterlet agent (registration and work in one
-// process) with the arguments the klusterlet operator gives it in Singleton
-// mode. It talks to its managed cluster as admin (the operator would give it
-// a service account with broad rights there); towards the hub it only has the
-// bootstrap token until its CSR is approved.
-func (e *Env) startKlusterlet(c *ManagedCluster, bootstrap string) (*process, error) {
-	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	c.hubDir = filepath.Join(c.dir, "hub-kubeconfig")
-	return e.procs.start(processSpec{name: c.Name + "-klusterlet", argv: []string{
-		e.bins.path("registration-operator"), "agent",
-		"--spoke-cluster-name=" + c.Name,
-		"--bootstrap-kubeconfig=" + bootstrap,
-		"--hub-kubeconfig-dir=" + c.hubDir,
-		"--workload-source-driver=kube",
-		"--workload-source-config=" + filepath.Join(c.hubDir, "kubeconfig"),
-		"--kubeconfig=" + c.KubeconfigPath,
-		"--namespace=" + klusterletNamespace,
-		"--spoke-external-server-urls=" + c.URL,
-		"--listen=" + hostPort(port),
-		"--disable-leader-election",
-		// The operator's default for one replica is 60s; tests want status
-		// (of addon Deployments, for instance) sooner.
-		"--status-sync-interval=10s",
-	}})
+	token, err := bootstrapToken(ctx, hub)
+	if err != nil {
+		return nil, err
+	}
+	return kubeconfigBytes("hub", e.Hub.URL, e.Hub.CAData, func(u *clientcmdapi.AuthInfo) { u.Token = token })
 }
 
 // accept does what `clusteradm accept` does: approve the cluster's pending
@@ -167,7 +159,7 @@ func (e *Env) accept(ctx context.Context, c *ManagedCluster) error {
 		return err
 	}
 	var csr *certificatesv1.CertificateSigningRequest
-	err = poll(ctx, 2*time.Minute, c.klusterlet, func(ctx context.Context) (bool, error) {
+	err = poll(ctx, 3*time.Minute, nil, func(ctx context.Context) (bool, error) {
 		list, err := hub.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{LabelSelector: clusterNameLabel + "=" + c.Name})
 		if err != nil || len(list.Items) == 0 {
 			return false, err
@@ -190,7 +182,7 @@ func (e *Env) accept(ctx context.Context, c *ManagedCluster) error {
 
 func (e *Env) acceptClient(ctx context.Context, hub kubernetes.Interface, c *ManagedCluster) error {
 	patch := []byte(`{"spec":{"hubAcceptsClient":true}}`)
-	err := poll(ctx, time.Minute, c.klusterlet, func(ctx context.Context) (bool, error) {
+	err := poll(ctx, time.Minute, nil, func(ctx context.Context) (bool, error) {
 		err := hub.Discovery().RESTClient().Patch(types.MergePatchType).
 			AbsPath("/apis/cluster.open-cluster-management.io/v1/managedclusters", c.Name).
 			Body(patch).Do(ctx).Error()
@@ -209,7 +201,7 @@ func (e *Env) waitAvailable(ctx context.Context, c *ManagedCluster) error {
 	if err != nil {
 		return err
 	}
-	err = poll(ctx, 2*time.Minute, c.klusterlet, func(ctx context.Context) (bool, error) {
+	err = poll(ctx, 2*time.Minute, nil, func(ctx context.Context) (bool, error) {
 		mc := &clusterv1.ManagedCluster{}
 		if err := hub.Get(ctx, types.NamespacedName{Name: c.Name}, mc); err != nil {
 			return false, err
@@ -236,33 +228,33 @@ func tlsReachable(addr string, caData []byte) (bool, error) {
 }
 
 // StopKlusterlet stops a cluster's klusterlet agent, e.g. to see the hub
-// notice through the lease that the cluster is gone. Its addons keep running.
+// notice through the lease that the cluster is gone: the cluster's kubelet
+// stops the agent's pod and keeps it stopped, as if its node were down (the
+// Deployment stays, so the operator has nothing to repair). Its addons keep
+// running.
 func (e *Env) StopKlusterlet(cluster string) error {
 	c := e.Cluster(cluster)
 	if c == nil {
 		return fmt.Errorf("no managed cluster %s", cluster)
 	}
-	c.klusterlet.stop(10 * time.Second)
-	e.procs.remove(c.klusterlet)
+	e.kubeletOf(c.ControlPlane).hold(klusterletNamespace, klusterletAgent)
 	e.progressf("%s klusterlet stopped", cluster)
 	return nil
 }
 
-// StartKlusterlet starts a stopped klusterlet again; it reuses its hub
-// kubeconfig (hub-kubeconfig-secret), so no new CSR is needed.
+// StartKlusterlet lets the kubelet run the agent again (a new pod); it
+// finds its hub kubeconfig in hub-kubeconfig-secret, so no new CSR is
+// needed.
 func (e *Env) StartKlusterlet(cluster string) error {
 	c := e.Cluster(cluster)
 	if c == nil {
 		return fmt.Errorf("no managed cluster %s", cluster)
 	}
-	if ended, _ := c.klusterlet.exited(); !ended {
+	k := e.kubeletOf(c.ControlPlane)
+	if !k.isHeld(klusterletNamespace + "/" + klusterletAgent) {
 		return fmt.Errorf("the klusterlet of %s is running", cluster)
 	}
-	p, err := e.startKlusterlet(c, c.bootstrapKubeconfig)
-	if err != nil {
-		return err
-	}
-	c.klusterlet = p
+	k.release(klusterletNamespace, klusterletAgent)
 	e.progressf("%s klusterlet started again", cluster)
 	return nil
 }

@@ -133,13 +133,17 @@ func (e *Env) startKubelet(cp *ControlPlane) (*kubelet, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	k := &kubelet{env: e, cp: cp, client: c, cancel: cancel, done: make(chan struct{}),
 		pods: map[string]*pod{}, waits: map[string]string{}, expose: map[string][]route{}, held: map[string]bool{}}
+	e.kubeletsMu.Lock()
 	e.kubelets = append(e.kubelets, k)
+	e.kubeletsMu.Unlock()
 	go k.run(ctx)
 	return k, nil
 }
 
 // kubeletOf returns the kubelet of a control plane.
 func (e *Env) kubeletOf(cp *ControlPlane) *kubelet {
+	e.kubeletsMu.Lock()
+	defer e.kubeletsMu.Unlock()
 	for _, k := range e.kubelets {
 		if k.cp == cp {
 			return k

@@ -24,7 +24,10 @@ import (
 	"k8s.io/utils/ptr"
 	addonv1beta1 "open-cluster-management.io/api/addon/v1beta1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	operatorv1 "open-cluster-management.io/api/operator/v1"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
@@ -245,4 +248,92 @@ func selfSubjectReview(ctx context.Context, t *testing.T, cfg *rest.Config) *aut
 		t.Fatalf("SelfSubjectReview at %s: %v", cfg.Host, err)
 	}
 	return review
+}
+
+// TestClusterProfileGateTravelsThroughTheClusterManager starts the hub as
+// `clusteradm init --feature-gates=ClusterProfile=true` does and follows the
+// gate: ClusterManager → cluster-manager operator → the registration
+// controller's arguments → OCM's own ClusterProfile mirror publishing a
+// profile in a namespace bound to a set; then turns the gate off at run time
+// and sees the operator restart the registration controller without it and
+// the mirror publish no more.
+func TestClusterProfileGateTravelsThroughTheClusterManager(t *testing.T) {
+	if err := ocmlocal.BinariesBuilt(); errors.Is(err, ocmlocal.ErrBinariesMissing) {
+		t.Skipf("skipping: %v", err)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: pod sandboxes need root (mount and network namespaces)")
+	}
+	if testing.Short() {
+		t.Skip("skipping the local OCM in -short mode")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	env, err := ocmlocal.Start(ctx, ocmlocal.Options{Clusters: 1, RegistrationFeatureGates: map[string]bool{"ClusterProfile": true}})
+	if err != nil {
+		t.Fatalf("starting local OCM: %v", err)
+	}
+	t.Cleanup(env.Stop)
+	hub, err := env.HubClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := NewWithT(t)
+	const hubNamespace, registration = "open-cluster-management-hub", "cluster-manager-registration-controller"
+	gateFlag := "--feature-gates=ClusterProfile=true"
+
+	cm := &operatorv1.ClusterManager{}
+	g.Expect(hub.Get(ctx, types.NamespacedName{Name: "cluster-manager"}, cm)).To(Succeed())
+	g.Expect(cm.Spec.RegistrationConfiguration.FeatureGates).To(ContainElement(operatorv1.FeatureGate{Feature: "ClusterProfile", Mode: operatorv1.FeatureGateModeTypeEnable}))
+	d := &appsv1.Deployment{}
+	g.Expect(hub.Get(ctx, types.NamespacedName{Namespace: hubNamespace, Name: registration}, d)).To(Succeed())
+	g.Expect(d.Spec.Template.Spec.Containers[0].Args).To(ContainElement(gateFlag), "the operator derives the flag from the ClusterManager")
+	args, running := env.HubPodArgs(hubNamespace, registration)
+	g.Expect(running).To(BeTrue())
+	g.Expect(args[0]).To(ContainElement(gateFlag), "the kubelet runs the registration controller with it")
+
+	// A namespace bound to the default set (every cluster joins it): OCM's
+	// mirror, and nothing else here, publishes cluster1's profile there.
+	bind := func(namespace string) {
+		t.Helper()
+		g.Expect(hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})).To(Succeed())
+		g.Expect(hub.Create(ctx, &clusterv1beta2.ManagedClusterSetBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: namespace},
+			Spec:       clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "default"},
+		})).To(Succeed())
+	}
+	bound := time.Now()
+	bind("team-on")
+	profile := &cpv1alpha1.ClusterProfile{}
+	g.Eventually(func(g Gomega) {
+		g.Expect(hub.Get(ctx, types.NamespacedName{Namespace: "team-on", Name: "cluster1"}, profile)).To(Succeed())
+		g.Expect(profile.Labels).To(HaveKeyWithValue("x-k8s.io/cluster-manager", "open-cluster-management"))
+		g.Expect(profile.Status.Version.Kubernetes).To(Equal("v1.35.4"))
+	}, 2*time.Minute, 200*time.Millisecond).Should(Succeed())
+	published := time.Since(bound)
+	var managers []string
+	for _, f := range profile.ManagedFields {
+		managers = append(managers, f.Manager)
+	}
+	g.Expect(managers).To(ContainElement("registration"), "written by OCM's registration controller")
+	t.Logf("OCM's mirror published cluster1's profile %s after the binding (field managers %v)", published.Round(time.Millisecond), managers)
+
+	// Off at run time, as editing the ClusterManager does.
+	started := env.HubPodStarted(hubNamespace, registration)
+	g.Expect(env.SetHubFeatureGates(ctx, map[string]bool{"ClusterProfile": false})).To(Succeed())
+	g.Expect(hub.Get(ctx, types.NamespacedName{Name: "cluster-manager"}, cm)).To(Succeed())
+	g.Expect(cm.Spec.RegistrationConfiguration.FeatureGates).To(ContainElement(operatorv1.FeatureGate{Feature: "ClusterProfile", Mode: operatorv1.FeatureGateModeTypeDisable}))
+	g.Expect(hub.Get(ctx, types.NamespacedName{Namespace: hubNamespace, Name: registration}, d)).To(Succeed())
+	g.Expect(d.Spec.Template.Spec.Containers[0].Args).NotTo(ContainElement(ContainSubstring("ClusterProfile")))
+	args, running = env.HubPodArgs(hubNamespace, registration)
+	g.Expect(running).To(BeTrue())
+	g.Expect(args[0]).NotTo(ContainElement(ContainSubstring("ClusterProfile")), "restarted without the gate")
+	g.Expect(env.HubPodStarted(hubNamespace, registration)).To(BeTemporally(">", started), "a new pod")
+
+	// The mirror is off: a newly bound namespace stays without a profile
+	// for several times what publishing took while it was on.
+	bind("team-off")
+	g.Consistently(func() bool {
+		return apierrors.IsNotFound(hub.Get(ctx, types.NamespacedName{Namespace: "team-off", Name: "cluster1"}, &cpv1alpha1.ClusterProfile{}))
+	}, max(10*time.Second, 5*published), 500*time.Millisecond).Should(BeTrue())
 }

@@ -138,16 +138,6 @@ func (ps *processes) remove(p *process) {
 	}
 }
 
-// freePort asks the kernel for an unused port on 127.0.0.1.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 func freePorts(n int) ([]int, error) {
 	// Hold all listeners until every port is chosen, so none repeats.
 	var ls []net.Listener
