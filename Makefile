@@ -13,6 +13,10 @@ ENVTEST_DIR := $(BIN)/envtest
 export KUBEBUILDER_ASSETS := $(ENVTEST_DIR)
 OCM_BIN_DIR := $(BIN)/ocm
 export OCM_BIN_DIR
+# OCM's release for test/ocmlocal (hack/ocmlocal.sh; bin/ocm holds one release at a time, and the
+# harness reads which from bin/ocm/ocm-module.json). v1.3.1: see README, "Real OCM on this machine".
+OCM_VERSION ?= v1.2.0
+export OCM_VERSION
 
 CHART_DIR := charts/clusterprofile-manager
 CLUSTERPROFILE_CRD := multicluster.x-k8s.io_clusterprofiles.yaml
@@ -40,12 +44,14 @@ envtest: $(ENVTEST_DIR)/kube-apiserver $(ENVTEST_DIR)/etcd
 $(ENVTEST_DIR)/kube-apiserver $(ENVTEST_DIR)/etcd: hack/envtest.sh
 	ENVTEST_DIR=$(ENVTEST_DIR) hack/envtest.sh
 
-## ocm-binaries: build kube-controller-manager, OCM v1.2.0's hub and klusterlet, managed-serviceaccount
-## and cluster-proxy v0.10.0 and the ANP tunnel for test/ocmlocal (first build about 20 minutes on
-## 2 cores; cached in ~/.cache/ocm-clusterprofile/ocm across clones)
-ocm-binaries: $(OCM_BIN_DIR)/.built
+## ocm-binaries: build kube-controller-manager, OCM's operators, hub controllers and klusterlet agent
+## (OCM_VERSION, default v1.2.0), managed-serviceaccount and cluster-proxy v0.10.0 and the ANP tunnel
+## for test/ocmlocal (first build about 45 minutes on 2 cores; cached in
+## ~/.cache/ocm-clusterprofile/ocm across clones)
+ocm-binaries: $(OCM_BIN_DIR)/.built-$(OCM_VERSION)
 
-$(OCM_BIN_DIR)/.built: hack/ocmlocal.sh hack/_upstreammirror/main.go
+$(OCM_BIN_DIR)/.built-$(OCM_VERSION): hack/ocmlocal.sh hack/_upstreammirror/main.go
+	rm -f $(OCM_BIN_DIR)/.built $(OCM_BIN_DIR)/.built-*
 	OCM_BIN_DIR=$(OCM_BIN_DIR) hack/ocmlocal.sh
 	touch $@
 
