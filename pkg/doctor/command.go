@@ -114,6 +114,7 @@ func (f *doctorFlags) run(cmd *cobra.Command, config *genericclioptions.ConfigFl
 		return err
 	}
 	report := NewReport(d.Settings.Namespace, rows, d.Warnings(cmd.Context()))
+	report.Mirror = d.ActiveMirror(cmd.Context())
 	if f.output == "json" {
 		err = PrintJSON(streams.Out, report)
 	} else {

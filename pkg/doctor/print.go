@@ -39,6 +39,11 @@ func PrintTable(w io.Writer, r Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if r.Mirror != "" {
+		if _, err := fmt.Fprintf(w, "MIRROR: %s\n", r.Mirror); err != nil {
+			return err
+		}
+	}
 	for _, warning := range r.Warnings {
 		if _, err := fmt.Fprintf(w, "WARNING: %s\n", warning); err != nil {
 			return err

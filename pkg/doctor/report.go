@@ -58,6 +58,9 @@ type Report struct {
 	// Warnings are about the namespace as a whole (tokens other consumers
 	// can use, say); they do not fail the report.
 	Warnings []string `json:"warnings,omitempty"`
+	// Mirror names the mirror that publishes the profiles, when the caller
+	// may read ClusterManagers.
+	Mirror string `json:"mirror,omitempty"`
 }
 
 // NewReport sums the rows up.

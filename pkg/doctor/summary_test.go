@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	operatorv1 "open-cluster-management.io/api/operator/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
@@ -168,6 +169,32 @@ func TestWriterNotes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, writerNotes(tc.profile, tc.entry, tc.copy)); diff != "" {
 				t.Errorf("notes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMirrorNote(t *testing.T) {
+	manager := func(name string, gates ...operatorv1.FeatureGate) operatorv1.ClusterManager {
+		return operatorv1.ClusterManager{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: operatorv1.ClusterManagerSpec{RegistrationConfiguration: &operatorv1.RegistrationHubConfiguration{FeatureGates: gates}}}
+	}
+	on := operatorv1.FeatureGate{Feature: "ClusterProfile", Mode: operatorv1.FeatureGateModeTypeEnable}
+	off := operatorv1.FeatureGate{Feature: "ClusterProfile", Mode: operatorv1.FeatureGateModeTypeDisable}
+	ours := "this bundle's mirror publishes the profiles (no ClusterManager turns OCM's built-in one on)."
+	for _, tc := range []struct {
+		name     string
+		managers []operatorv1.ClusterManager
+		want     string
+	}{
+		{name: "no ClusterManager", want: ours},
+		{name: "gate off", managers: []operatorv1.ClusterManager{manager("cluster-manager", off)}, want: ours},
+		{name: "gate on", managers: []operatorv1.ClusterManager{manager("a"), manager("cluster-manager", on)},
+			want: "OCM's built-in mirror publishes the profiles (ClusterManager cluster-manager turns its ClusterProfile gate on); this bundle's mirror stays passive."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, MirrorNote(tc.managers)); diff != "" {
+				t.Errorf("MirrorNote (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -1,16 +1,19 @@
 package doctor
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	operatorv1 "open-cluster-management.io/api/operator/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 )
 
@@ -44,4 +47,28 @@ func managers(p *cpv1alpha1.ClusterProfile) string {
 		names.Insert(e.Manager)
 	}
 	return strings.Join(sets.List(names), ", ")
+}
+
+// ActiveMirror says which mirror publishes the profiles (see MirrorNote).
+// A caller who may not list ClusterManagers, or a hub set up without OCM's
+// operator, gets "": the rows are what they came for.
+func (d *Doctor) ActiveMirror(ctx context.Context) string {
+	list := &operatorv1.ClusterManagerList{}
+	if err := d.Client.List(ctx, list); err != nil {
+		return ""
+	}
+	return MirrorNote(list.Items)
+}
+
+// MirrorNote names the mirror that publishes profiles: OCM's built-in one
+// while a ClusterManager turns its ClusterProfile gate on (this bundle's
+// stays passive then), else this bundle's.
+func MirrorNote(managers []operatorv1.ClusterManager) string {
+	for i := range managers {
+		if coexistence.EnablesBuiltInMirror(&managers[i]) {
+			return fmt.Sprintf("OCM's built-in mirror publishes the profiles (ClusterManager %s turns its %s gate on); this bundle's mirror stays passive.",
+				managers[i].Name, coexistence.BuiltInGate)
+		}
+	}
+	return "this bundle's mirror publishes the profiles (no ClusterManager turns OCM's built-in one on)."
 }

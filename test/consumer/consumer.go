@@ -8,6 +8,7 @@ package consumer
 import (
 	"context"
 	"fmt"
+	"net"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,6 +50,10 @@ type Consumer struct {
 	Profiles  client.Reader
 	Namespace string
 	Providers []access.Provider
+	// Dial, if set, opens the clients' connections, as a pod's network
+	// would: e.g. to reach a Service name an entry gives where no cluster
+	// DNS answers.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 // Profile reads the profile of a cluster in the consumer's namespace.
@@ -73,6 +78,7 @@ func (c *Consumer) Clientset(ctx context.Context, cluster string) (*kubernetes.C
 		return nil, fmt.Errorf("building a client of %s from its profile: %w", cluster, err)
 	}
 	cfg.Timeout = 15 * time.Second
+	cfg.Dial = c.Dial
 	return kubernetes.NewForConfig(cfg)
 }
 

@@ -5,19 +5,28 @@ package ocmlocal
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	addonv1beta1 "open-cluster-management.io/api/addon/v1beta1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"golang.org/x/sync/errgroup"
 )
 
 const (
 	msaAddon = "managed-serviceaccount"
+	// msaImage is the image managed-serviceaccount v0.10.0's chart uses for
+	// its manager and agent (the hub kubelet runs bin/ocm/msa for it).
+	msaImage = "quay.io/open-cluster-management/managed-serviceaccount:v0.10.0"
 	// addonInstallNamespace is where addon agents run on managed clusters
 	// (what `clusteradm addon enable` picks by default).
 	addonInstallNamespace = "open-cluster-management-agent-addon"
@@ -42,7 +51,8 @@ func (e *Env) startAddons(ctx context.Context) error {
 }
 
 // startManagedServiceAccount runs the addon's hub manager as its chart does
-// (Deployment mode) and enables the addon on every cluster.
+// (the Deployment managed-serviceaccount-addon-manager, Deployment mode, on
+// the hub kubelet) and enables the addon on every cluster.
 func (e *Env) startManagedServiceAccount(ctx context.Context) error {
 	start := time.Now()
 	hub, err := e.hubClient()
@@ -56,25 +66,17 @@ func (e *Env) startManagedServiceAccount(ctx context.Context) error {
 			InstallStrategy: addonv1beta1.InstallStrategy{Type: addonv1beta1.AddonInstallStrategyManual},
 		},
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: addonHubNamespace}}
-	if err := createIgnoringExists(ns, hub.Create(ctx, ns)); err != nil {
-		return fmt.Errorf("creating namespace %s: %w", addonHubNamespace, err)
+	objects := []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: addonHubNamespace}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: msaAddon, Namespace: addonHubNamespace}},
+		clusterAdminBinding("ocmlocal:"+msaAddon, msaAddon),
+		cma,
+		msaManagerDeployment(),
 	}
-	if err := createIgnoringExists(cma, hub.Create(ctx, cma)); err != nil {
-		return fmt.Errorf("creating ClusterManagementAddOn %s: %w", msaAddon, err)
-	}
-	if _, err := e.procs.start(processSpec{
-		name: "hub-managed-serviceaccount-manager",
-		argv: []string{e.bins.path("msa"), "manager",
-			"--deploy-mode=Deployment",
-			"--agent-image-name=quay.io/open-cluster-management/managed-serviceaccount:v0.10.0",
-			// Fixed ports by default (:38080, :38081); not needed here.
-			"--metrics-bind-address=0", "--health-probe-bind-address=0"},
-		// NAMESPACE: the release namespace, which a pod would read from its
-		// service account files.
-		env: []string{"KUBECONFIG=" + e.Hub.KubeconfigPath, "NAMESPACE=" + addonHubNamespace},
-	}); err != nil {
-		return err
+	for _, obj := range objects {
+		if err := createIgnoringExists(obj, hub.Create(ctx, obj)); err != nil {
+			return fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
+		}
 	}
 	if err := e.EnableAddon(ctx, msaAddon, addonInstallNamespace); err != nil {
 		return err
@@ -120,4 +122,89 @@ func (e *Env) waitAddonsAvailable(ctx context.Context, addon string) error {
 		}
 	}
 	return nil
+}
+
+// MSAManagerDeployment is the managed-serviceaccount chart's hub manager
+// Deployment (in namespace open-cluster-management-addon); its
+// --feature-gates turn that addon's own ClusterProfile syncer on.
+const MSAManagerDeployment = "managed-serviceaccount-addon-manager"
+
+// msaManagerDeployment is the chart's manager Deployment.
+func msaManagerDeployment() *appsv1.Deployment {
+	labels := map[string]string{"open-cluster-management.io/addon": msaAddon, "component": "manager"}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: MSAManagerDeployment, Namespace: addonHubNamespace},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{ServiceAccountName: msaAddon, Containers: []corev1.Container{{
+					Name: "manager", Image: msaImage, Command: []string{"/msa", "manager"},
+					Args: []string{"--deploy-mode=Deployment", "--agent-image-name=" + msaImage,
+						// Fixed ports by default (:38080, :38081), which
+						// pods on the hub share; not needed here.
+						"--metrics-bind-address=0", "--health-probe-bind-address=0"},
+					Env: []corev1.EnvVar{{Name: "NAMESPACE", ValueFrom: &corev1.EnvVarSource{
+						FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}}},
+				}}},
+			},
+		},
+	}
+}
+
+// SetAddonManagerFeatureGates sets an addon manager Deployment's
+// --feature-gates (in namespace open-cluster-management-addon), as
+// upgrading its chart with featureGates.<gate> does: e.g.
+// ("cluster-proxy-addon-manager", {"ClusterProfileAccessProvider": true})
+// or (MSAManagerDeployment, {"ClusterProfileCredSyncer": true}). An empty
+// map removes the flag. It returns once the hub kubelet runs the new
+// template.
+func (e *Env) SetAddonManagerFeatureGates(ctx context.Context, deployment string, gates map[string]bool) error {
+	hub, err := e.hubClient()
+	if err != nil {
+		return err
+	}
+	d := &appsv1.Deployment{}
+	if err := hub.Get(ctx, types.NamespacedName{Namespace: addonHubNamespace, Name: deployment}, d); err != nil {
+		return fmt.Errorf("reading Deployment %s: %w", deployment, err)
+	}
+	c := &d.Spec.Template.Spec.Containers[0]
+	c.Args = withFeatureGates(c.Args, gates)
+	if err := hub.Update(ctx, d); err != nil {
+		return fmt.Errorf("updating Deployment %s: %w", deployment, err)
+	}
+	hash := templateHash(d)
+	err = poll(ctx, 2*time.Minute, nil, func(context.Context) (bool, error) {
+		p := e.kubeletOf(e.Hub).running(addonHubNamespace, deployment)
+		return p != nil && p.hash == hash, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the hub kubelet to run %s with %v: %w", deployment, gates, err)
+	}
+	e.progressf("%s runs with feature gates %v", deployment, gates)
+	return nil
+}
+
+// withFeatureGates replaces any --feature-gates in args by one listing
+// gates (in name order), or by none when gates is empty.
+func withFeatureGates(args []string, gates map[string]bool) []string {
+	var out []string
+	for _, a := range args {
+		if !strings.HasPrefix(a, "--feature-gates=") {
+			out = append(out, a)
+		}
+	}
+	if len(gates) == 0 {
+		return out
+	}
+	names := make([]string, 0, len(gates))
+	for name := range gates {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	pairs := make([]string, len(names))
+	for i, name := range names {
+		pairs[i] = name + "=" + strconv.FormatBool(gates[name])
+	}
+	return append(out, "--feature-gates="+strings.Join(pairs, ","))
 }

@@ -5,6 +5,9 @@ package ocmlocal
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -54,7 +57,7 @@ func (e *Env) startClusterProxy(ctx context.Context) error {
 	objects := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: addonHubNamespace}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: proxyAddon, Namespace: addonHubNamespace}},
-		proxyClusterRoleBinding(),
+		clusterAdminBinding("ocmlocal:"+proxyAddon, proxyAddon),
 		managedProxyConfiguration(agentHostPort),
 		proxyClusterManagementAddOn(),
 		proxyManagerDeployment(),
@@ -110,13 +113,14 @@ func (e *Env) waitUserServer(ctx context.Context, hub client.Client, port int) e
 	return nil
 }
 
-// proxyClusterRoleBinding gives the chart's service account cluster-admin on
-// the hub; the chart's own ClusterRole is narrower.
-func proxyClusterRoleBinding() *rbacv1.ClusterRoleBinding {
+// clusterAdminBinding gives an addon chart's service account (in
+// open-cluster-management-addon) cluster-admin on the hub; the charts' own
+// ClusterRoles are narrower.
+func clusterAdminBinding(name, serviceAccount string) *rbacv1.ClusterRoleBinding {
 	return &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "ocmlocal:cluster-proxy"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: proxyAddon, Namespace: addonHubNamespace}},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: serviceAccount, Namespace: addonHubNamespace}},
 	}
 }
 
@@ -173,10 +177,15 @@ func proxyDeployment(name string, containers ...corev1.Container) *appsv1.Deploy
 	}
 }
 
+// ProxyManagerDeployment is cluster-proxy's hub manager Deployment (in
+// namespace open-cluster-management-addon); its --feature-gates turn
+// cluster-proxy's own ClusterProfile writer on.
+const ProxyManagerDeployment = "cluster-proxy-addon-manager"
+
 // proxyManagerDeployment is the chart's manager Deployment, with the
 // service proxy enabled (the user server reaches clusters through it).
 func proxyManagerDeployment() *appsv1.Deployment {
-	return proxyDeployment("cluster-proxy-addon-manager", corev1.Container{
+	return proxyDeployment(ProxyManagerDeployment, corev1.Container{
 		Name: "manager", Image: proxyImage, Command: []string{"/manager"},
 		Args: []string{
 			"--leader-elect=false",
@@ -221,4 +230,20 @@ func proxyUserServerDeployment(serverHostPort int) *appsv1.Deployment {
 
 func secretVolume(name, secret string) corev1.Volume {
 	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secret}}}
+}
+
+// DialServices dials as a pod on the hub would reach cluster-proxy's user
+// server by its Service (cluster-proxy-addon-user.open-cluster-management-
+// addon[.svc[.cluster.local]]:9092, the server cluster-proxy's own
+// ClusterProfile writer publishes): there is no cluster DNS or kube-proxy
+// here, so those names go to the user server's host port. Other addresses
+// are dialled as they are.
+func (e *Env) DialServices(ctx context.Context, network, address string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(address)
+	if err == nil && e.Proxy != nil && port == strconv.Itoa(userServerPort) &&
+		strings.HasPrefix(host, "cluster-proxy-addon-user."+addonHubNamespace) {
+		address = strings.TrimPrefix(e.Proxy.URL, "https://")
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, address)
 }

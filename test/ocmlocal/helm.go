@@ -55,3 +55,21 @@ func (e *Env) WaitDeploymentAvailable(ctx context.Context, namespace, name strin
 	}
 	return nil
 }
+
+// UninstallChart uninstalls a release as `helm uninstall` does, waiting
+// for its objects to be deleted.
+func (e *Env) UninstallChart(ctx context.Context, release, namespace string) error {
+	start := time.Now()
+	cfg := &action.Configuration{}
+	getter := kube.GetConfig(e.Hub.KubeconfigPath, "", namespace)
+	if err := cfg.Init(getter, namespace, "secret", func(string, ...any) {}); err != nil {
+		return fmt.Errorf("helm: %w", err)
+	}
+	uninstall := action.NewUninstall(cfg)
+	uninstall.Wait, uninstall.Timeout = true, 2*time.Minute
+	if _, err := uninstall.Run(release); err != nil {
+		return fmt.Errorf("helm uninstall %s: %w", release, err)
+	}
+	e.progressf("release %s/%s uninstalled in %s", namespace, release, since(start))
+	return nil
+}

@@ -1,0 +1,360 @@
+//go:build linux
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/doctor"
+	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
+)
+
+// upstreamGates are the gates the seed guide turns on: OCM's mirror
+// (`clusteradm init --feature-gates=ClusterProfile=true`, step 1),
+// cluster-proxy's writer (featureGates.clusterProfileAccessProvider, step 3)
+// and managed-serviceaccount's syncer (featureGates.clusterProfileCredSyncer,
+// step 4).
+var upstreamGates = []struct {
+	deployment string // "" for the ClusterManager
+	gate       string
+}{
+	{"", coexistence.BuiltInGate},
+	{ocmlocal.ProxyManagerDeployment, "ClusterProfileAccessProvider"},
+	{ocmlocal.MSAManagerDeployment, "ClusterProfileCredSyncer"},
+}
+
+// steadyWindow is how long writes are counted once the writers settle.
+const steadyWindow = time.Minute
+
+// TestUpstreamWritersAndTheBundleHandOverInPlace follows the seed's install
+// path on the operator-managed OCM with the bundle installed (every gate):
+// upstream's three ClusterProfile writers switched on (the bundle yields:
+// it writes nothing, the doctor says who wrote what, no writer loops over a
+// minute, and a consumer reaches every cluster through cp-creds with
+// upstream's entry and copy); the bundle uninstalled (upstream keeps
+// everything); the bundle installed again (it yields from its first
+// reconcile); upstream's gates turned off (the bundle takes over). Through
+// every step the same profiles and copies stay, none is deleted, and the
+// cluster-proxy entry is never absent from a profile.
+func TestUpstreamWritersAndTheBundleHandOverInPlace(t *testing.T) {
+	requireEnv(t)
+	ctx, g := context.Background(), NewWithT(t)
+	g.SetDefaultEventuallyTimeout(timeout)
+	g.SetDefaultEventuallyPollingInterval(interval)
+	clusters := []string{"cluster1", "cluster2"}
+	c, err := newConsumer(ctx, consumerNS)
+	g.Expect(err).NotTo(HaveOccurred())
+	c.Dial = env.DialServices
+	reachesAll := func(step string) {
+		for _, cluster := range clusters {
+			g.Eventually(func() ([]string, error) { return c.ListNamespaces(ctx, cluster) }).
+				Should(ContainElement("open-cluster-management-agent"), "%s: namespaces of %s", step, cluster)
+		}
+	}
+	g.Eventually(func(g Gomega) { ownedByBundle(ctx, g, clusters) }).Should(Succeed(), "the bundle writes every profile, entry and copy")
+	reachesAll("the bundle writing")
+	fleet := watchFleet(ctx, t, consumerNS)
+	before := fleet.uids(ctx, g, clusters)
+	t.Cleanup(func() { setUpstream(context.Background(), t, false) })
+
+	setUpstream(ctx, t, true)
+	g.Eventually(func(g Gomega) { ownedByUpstream(ctx, g, clusters) }).Should(Succeed(), "upstream's writers took over")
+	settled := time.Now()
+	counts := fleet.countWrites(steadyWindow)
+	t.Logf("writes while upstream writes (per object, in each half of %s): %v", steadyWindow, counts)
+	for object, halves := range counts {
+		g.Expect(halves[1]).To(BeNumerically("<=", max(halves[0], 2)), "%s: writes grow (a loop)", object)
+	}
+	g.Expect(fleet.bundleWritesSince(settled)).To(BeEmpty(), "the bundle writes while it yields")
+	reachesAll("upstream writing")
+	report := runDoctor(t)
+	g.Expect(report.Mirror).To(HavePrefix("OCM's built-in mirror publishes the profiles"))
+	for _, row := range report.Rows {
+		g.Expect(row.OK()).To(BeTrue(), "doctor row %s: %+v", row.Cluster, row.Checks)
+		g.Expect(strings.Join(row.Notes, "\n")).To(And(
+			ContainSubstring("written by another writer"),
+			ContainSubstring("written by managed-serviceaccount's own syncer")), "doctor notes of %s", row.Cluster)
+	}
+
+	g.Expect(env.UninstallChart(ctx, releaseName, releaseNamespace)).To(Succeed())
+	time.Sleep(10 * time.Second) // whatever the uninstall sets off has happened
+	g.Eventually(func(g Gomega) { ownedByUpstream(ctx, g, clusters) }).Should(Succeed(), "upstream keeps the fleet after the uninstall")
+	reachesAll("after the bundle's uninstall")
+
+	installed := time.Now()
+	g.Expect(env.InstallBundle(ctx, releaseName, releaseNamespace)).To(Succeed())
+	time.Sleep(20 * time.Second) // the manager's first reconciles
+	g.Expect(fleet.bundleWritesSince(installed)).To(BeEmpty(), "the bundle writes when installed beside upstream's writers")
+	g.Eventually(func(g Gomega) { ownedByUpstream(ctx, g, clusters) }).Should(Succeed())
+
+	setUpstream(ctx, t, false)
+	g.Eventually(func(g Gomega) { ownedByBundle(ctx, g, clusters) }).Should(Succeed(), "the bundle took over")
+	reachesAll("the bundle writing again")
+
+	g.Expect(fleet.uids(ctx, g, clusters)).To(Equal(before), "the same profiles and copies throughout")
+	g.Expect(fleet.problems()).To(BeEmpty())
+}
+
+// setUpstream turns upstream's ClusterProfile writers on or off as the seed
+// guide's steps do (see upstreamGates).
+func setUpstream(ctx context.Context, t *testing.T, on bool) {
+	t.Helper()
+	for _, u := range upstreamGates {
+		gates := map[string]bool{u.gate: on}
+		var err error
+		if u.deployment == "" {
+			err = env.SetHubFeatureGates(ctx, gates)
+		} else {
+			if !on {
+				gates = nil
+			}
+			err = env.SetAddonManagerFeatureGates(ctx, u.deployment, gates)
+		}
+		if err != nil {
+			t.Fatalf("turning %s %v: %v", u.gate, on, err)
+		}
+	}
+}
+
+// ownedByUpstream: every profile's cluster-proxy entry is cluster-proxy's
+// own (its Service address), and every copy is managed-serviceaccount's,
+// vouched for by the bundle's marks.
+func ownedByUpstream(ctx context.Context, g Gomega, clusters []string) {
+	for _, cluster := range clusters {
+		p := &cpv1alpha1.ClusterProfile{}
+		g.Expect(hub.Get(ctx, key(consumerNS, cluster), p)).To(Succeed())
+		g.Expect(proxyEntry(g, p).Cluster.Server).To(Equal(
+			"https://cluster-proxy-addon-user.open-cluster-management-addon:9092/"+cluster), "the entry of %s", cluster)
+		copy := &corev1.Secret{}
+		g.Expect(hub.Get(ctx, key(consumerNS, cpcreds.SecretName(cluster, msaName)), copy)).To(Succeed())
+		g.Expect(copy.Annotations).To(HaveKeyWithValue(cpcreds.AnnotationUpstreamCopy, "true"), "copy of %s", cluster)
+		g.Expect(managerNames(copy.ManagedFields)).To(ContainElement("manager"), "managed-serviceaccount wrote the copy of %s", cluster)
+	}
+}
+
+// ownedByBundle: every entry is the bundle's (its user server address) and
+// every copy is the bundle syncer's own, unmarked as another's.
+func ownedByBundle(ctx context.Context, g Gomega, clusters []string) {
+	for _, cluster := range clusters {
+		p := &cpv1alpha1.ClusterProfile{}
+		g.Expect(hub.Get(ctx, key(consumerNS, cluster), p)).To(Succeed())
+		g.Expect(proxyEntry(g, p).Cluster.Server).To(Equal(env.Proxy.URL+"/"+cluster), "the entry of %s", cluster)
+		copy := &corev1.Secret{}
+		g.Expect(hub.Get(ctx, key(consumerNS, cpcreds.SecretName(cluster, msaName)), copy)).To(Succeed())
+		g.Expect(copy.Annotations).NotTo(HaveKey(cpcreds.AnnotationUpstreamCopy), "copy of %s", cluster)
+		g.Expect(copy.Annotations).To(HaveKey(cpcreds.AnnotationPublishedServers), "copy of %s", cluster)
+		g.Expect(managerNames(copy.ManagedFields)).To(ContainElement(credsync.FieldManager), "copy of %s", cluster)
+	}
+}
+
+func managerNames(fields []metav1.ManagedFieldsEntry) []string {
+	var names []string
+	for _, f := range fields {
+		names = append(names, f.Manager)
+	}
+	return names
+}
+
+// runDoctor runs the kubectl plugin's doctor in the consumer's namespace
+// as the hub's admin (who may read ClusterManagers).
+func runDoctor(t *testing.T) doctor.Report {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(ocmlocal.RepoRoot(), "bin", "kubectl-clusterprofile"), "doctor",
+		"--kubeconfig", env.Hub.KubeconfigPath, "-n", consumerNS, "--managed-serviceaccount", msaName, "-o", "json")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("doctor: %v\n%s", err, out)
+	}
+	report := doctor.Report{}
+	if err := json.Unmarshal(out, &report); err != nil {
+		t.Fatalf("doctor's report: %v\n%s", err, out)
+	}
+	return report
+}
+
+// fleetWatch watches the profiles and token copies of a namespace from the
+// API server and keeps what a consumer's informer would see go wrong: a
+// deletion, a profile version without the cluster-proxy entry. It also
+// keeps every version's managed fields, to count writes and tell who made
+// them.
+type fleetWatch struct {
+	mu     sync.Mutex
+	events []fleetEvent
+	// wrong is what a consumer would have seen go wrong.
+	wrong []string
+}
+
+type fleetEvent struct {
+	at     time.Time
+	object string
+	fields []metav1.ManagedFieldsEntry
+}
+
+func watchFleet(ctx context.Context, t *testing.T, namespace string) *fleetWatch {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
+	w := &fleetWatch{}
+	cl, err := client.NewWithWatch(env.HubConfig(), client.Options{Scheme: hub.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.follow(ctx, t, cl, namespace, &cpv1alpha1.ClusterProfileList{}, func(obj runtime.Object) (string, []metav1.ManagedFieldsEntry, string) {
+		p := obj.(*cpv1alpha1.ClusterProfile)
+		for _, e := range p.Status.AccessProviders {
+			if e.Name == consumer.ProxyProvider {
+				return "ClusterProfile " + p.Name, p.ManagedFields, ""
+			}
+		}
+		return "ClusterProfile " + p.Name, p.ManagedFields, "has no " + consumer.ProxyProvider + " entry"
+	})
+	w.follow(ctx, t, cl, namespace, &corev1.SecretList{}, func(obj runtime.Object) (string, []metav1.ManagedFieldsEntry, string) {
+		s := obj.(*corev1.Secret)
+		if !strings.HasSuffix(s.Name, "-"+msaName) {
+			return "", nil, ""
+		}
+		return "Secret " + s.Name, s.ManagedFields, ""
+	})
+	return w
+}
+
+// follow watches one kind from now on (a RetryWatcher resumes after the
+// server closes the watch) and records its events.
+func (w *fleetWatch) follow(ctx context.Context, t *testing.T, cl client.WithWatch, namespace string, list client.ObjectList,
+	read func(runtime.Object) (object string, fields []metav1.ManagedFieldsEntry, problem string)) {
+	t.Helper()
+	if err := cl.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		t.Fatal(err)
+	}
+	lw := &cache.ListWatch{WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		return cl.Watch(ctx, list.DeepCopyObject().(client.ObjectList), client.InNamespace(namespace), &client.ListOptions{Raw: &opts})
+	}}
+	rw, err := watchtools.NewRetryWatcherWithContext(ctx, list.GetResourceVersion(), lw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer rw.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-rw.ResultChan():
+				if !ok {
+					return
+				}
+				if ev.Type == watch.Bookmark || ev.Type == watch.Error {
+					continue
+				}
+				object, fields, problem := read(ev.Object)
+				if object == "" {
+					continue
+				}
+				w.record(ev.Type, object, fields, problem)
+			}
+		}
+	}()
+}
+
+func (w *fleetWatch) record(kind watch.EventType, object string, fields []metav1.ManagedFieldsEntry, problem string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := time.Now()
+	switch {
+	case kind == watch.Deleted:
+		w.wrong = append(w.wrong, fmt.Sprintf("%s %s deleted", now.Format(time.TimeOnly), object))
+	case problem != "":
+		w.wrong = append(w.wrong, fmt.Sprintf("%s %s %s", now.Format(time.TimeOnly), object, problem))
+	}
+	w.events = append(w.events, fleetEvent{at: now, object: object, fields: fields})
+}
+
+// countWrites waits for window and returns, per object written in it, the
+// number of writes in each of its halves.
+func (w *fleetWatch) countWrites(window time.Duration) map[string][2]int {
+	start := time.Now()
+	time.Sleep(window)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	counts := map[string][2]int{}
+	for _, ev := range w.events {
+		if ev.at.Before(start) {
+			continue
+		}
+		half := 0
+		if ev.at.Sub(start) >= window/2 {
+			half = 1
+		}
+		n := counts[ev.object]
+		n[half]++
+		counts[ev.object] = n
+	}
+	return counts
+}
+
+// bundleWritesSince lists the writes the bundle's own field managers made
+// after since (managed fields carry whole seconds: one is allowed for).
+func (w *fleetWatch) bundleWritesSince(since time.Time) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	after := since.Truncate(time.Second).Add(time.Second)
+	seen := map[string]bool{}
+	var writes []string
+	for _, ev := range w.events {
+		for _, f := range ev.fields {
+			if !strings.HasPrefix(f.Manager, clusterprofile.FieldManagerPrefix) || f.Time == nil || f.Time.Time.Before(after) {
+				continue
+			}
+			write := fmt.Sprintf("%s by %s at %s", ev.object, f.Manager, f.Time.Format(time.TimeOnly))
+			if !seen[write] {
+				seen[write] = true
+				writes = append(writes, write)
+			}
+		}
+	}
+	return writes
+}
+
+func (w *fleetWatch) problems() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.wrong...)
+}
+
+// uids are the UIDs of the clusters' profiles and copies.
+func (w *fleetWatch) uids(ctx context.Context, g Gomega, clusters []string) map[string]types.UID {
+	out := map[string]types.UID{}
+	for _, cluster := range clusters {
+		p := &cpv1alpha1.ClusterProfile{}
+		g.Expect(hub.Get(ctx, key(consumerNS, cluster), p)).To(Succeed())
+		out["ClusterProfile "+cluster] = p.UID
+		s := &corev1.Secret{}
+		g.Expect(hub.Get(ctx, key(consumerNS, cpcreds.SecretName(cluster, msaName)), s)).To(Succeed())
+		out["Secret "+s.Name] = s.UID
+	}
+	return out
+}
