@@ -144,24 +144,53 @@ func TestWriterNotes(t *testing.T) {
 	by := func(manager, subresource string) metav1.ManagedFieldsEntry {
 		return metav1.ManagedFieldsEntry{Manager: manager, Subresource: subresource, Operation: metav1.ManagedFieldsOperationUpdate}
 	}
+	// entryFields: manager owns the proxy entry's fields, its server too
+	// when it set it.
+	entryFields := func(manager string, server bool) metav1.ManagedFieldsEntry {
+		fields := `"f:extensions":{}`
+		if server {
+			fields += `,"f:server":{}`
+		}
+		e := by(manager, "status")
+		e.FieldsType, e.FieldsV1 = "FieldsV1", &metav1.FieldsV1{Raw: []byte(
+			`{"f:status":{"f:accessProviders":{"k:{\"name\":\"open-cluster-management\"}":{".":{},"f:cluster":{` + fields + `}}}}}`)}
+		return e
+	}
 	proxyEntry := &cpv1alpha1.AccessProvider{Name: "open-cluster-management"}
 	upstream := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "cluster1-multikueue",
 		Annotations: map[string]string{cpcreds.AnnotationUpstreamCopy: "true"}}}
+	// atomicList: manager owns the whole list, as the CRD's atomic list
+	// records its last writer.
+	atomicList := func(manager string) metav1.ManagedFieldsEntry {
+		e := by(manager, "status")
+		e.FieldsType, e.FieldsV1 = "FieldsV1", &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:accessProviders":{}}}`)}
+		return e
+	}
 	cases := map[string]struct {
 		profile *cpv1alpha1.ClusterProfile
 		entry   *cpv1alpha1.AccessProvider
 		copy    *corev1.Secret
 		want    []string
 	}{
-		"all the bundle's": {profile: managed(healthyProfile(nil), by("clusterprofile-mirror", ""), by("clusterprofile-access-proxy", "status")),
+		"all the bundle's": {profile: managed(healthyProfile(nil), by("clusterprofile-mirror", ""), entryFields("clusterprofile-access-proxy", true)),
 			entry: proxyEntry},
 		"no managedFields to read": {profile: healthyProfile(nil), entry: proxyEntry},
-		"OCM's mirror and cluster-proxy's writer": {profile: managed(healthyProfile(nil), by("registration", ""), by("manager", "status")),
+		"OCM's mirror and cluster-proxy's writer": {profile: managed(healthyProfile(nil), by("registration", ""), entryFields("manager", true)),
 			entry: proxyEntry, want: []string{
 				"The profile was published by another mirror (manager, registration), such as OCM's own while this bundle's mirror stays passive.",
-				`The entry "open-cluster-management" was written by another writer (manager, registration), such as cluster-proxy's own while this bundle's access provider yields to it.`,
+				`The entry "open-cluster-management" was written by another writer (manager), such as cluster-proxy's own while this bundle's access provider yields to it.`,
 			}},
-		"managed-serviceaccount's copy": {profile: managed(healthyProfile(nil), by("clusterprofile-mirror", ""), by("clusterprofile-access-proxy", "status")),
+		"cluster-proxy's writer updated the atomic list": {profile: managed(healthyProfile(nil), by("clusterprofile-mirror", ""),
+			atomicList("cluster-proxy-manager")),
+			entry: proxyEntry, want: []string{
+				`The entry "open-cluster-management" was written by another writer (cluster-proxy-manager), such as cluster-proxy's own while this bundle's access provider yields to it.`,
+			}},
+		"cluster-proxy's writer set the server of the bundle's entry": {profile: managed(healthyProfile(nil), by("clusterprofile-mirror", ""),
+			entryFields("clusterprofile-access-proxy", false), entryFields("cluster-proxy-manager", true)),
+			entry: proxyEntry, want: []string{
+				`The entry "open-cluster-management" was written by another writer (cluster-proxy-manager), such as cluster-proxy's own while this bundle's access provider yields to it.`,
+			}},
+		"managed-serviceaccount's copy": {profile: managed(healthyProfile(nil), by("clusterprofile-mirror", ""), entryFields("clusterprofile-access-proxy", true)),
 			entry: proxyEntry, copy: upstream, want: []string{
 				"Secret team-a/cluster1-multikueue was written by managed-serviceaccount's own syncer; this bundle's syncer yields to it and vouched for the copy."}},
 	}

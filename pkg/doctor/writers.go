@@ -3,6 +3,7 @@ package doctor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,10 +29,12 @@ func writerNotes(p *cpv1alpha1.ClusterProfile, entry *cpv1alpha1.AccessProvider,
 		notes = append(notes, fmt.Sprintf("The profile was published by another mirror (%s), such as OCM's own while this bundle's mirror stays passive.",
 			managers(p)))
 	}
-	if entry != nil && entry.Name == accessprovider.ProxyEntryName && len(p.ManagedFields) > 0 &&
-		!profilewrite.WrittenBy(p, accessprovider.ProxyFieldManager, "status") {
-		notes = append(notes, fmt.Sprintf("The entry %q was written by another writer (%s), such as cluster-proxy's own while this bundle's access provider yields to it.",
-			entry.Name, managers(p)))
+	if entry != nil && entry.Name == accessprovider.ProxyEntryName && len(p.ManagedFields) > 0 {
+		writers := profilewrite.EntryServerWriters(p, entry.Name)
+		if !slices.Contains(writers, accessprovider.ProxyFieldManager) {
+			notes = append(notes, fmt.Sprintf("The entry %q was written by another writer (%s), such as cluster-proxy's own while this bundle's access provider yields to it.",
+				entry.Name, orNone(strings.Join(writers, ", "))))
+		}
 	}
 	if copy != nil && copy.Annotations[cpcreds.AnnotationUpstreamCopy] == "true" {
 		notes = append(notes, fmt.Sprintf("Secret %s/%s was written by managed-serviceaccount's own syncer; this bundle's syncer yields to it and vouched for the copy.",

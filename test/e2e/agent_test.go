@@ -6,6 +6,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
@@ -23,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 )
 
@@ -127,4 +129,55 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestAgentAddonEnabledAsClusteradmDoes: with the chart's
+// agent.installStrategy Manual, OCM installs the agent only where a
+// ManagedClusterAddOn enables it, as `clusteradm addon enable --names
+// cluster-profile-agent --clusters cluster1` creates one. With the addon
+// disabled everywhere and then enabled on cluster1, cluster1's profile
+// carries the agent's report and cluster2's falls back to the klusterlet's.
+func TestAgentAddonEnabledAsClusteradmDoes(t *testing.T) {
+	requireEnv(t)
+	ctx, g := context.Background(), NewWithT(t)
+	g.SetDefaultEventuallyTimeout(timeout)
+	g.SetDefaultEventuallyPollingInterval(interval)
+	g.Expect(env.UpgradeBundle(ctx, releaseName, releaseNamespace, map[string]any{"installStrategy": "Manual"})).To(Succeed())
+	t.Cleanup(func() {
+		g.Expect(env.UpgradeBundle(ctx, releaseName, releaseNamespace, nil)).To(Succeed())
+		g.Expect(env.WaitAddonAvailable(ctx, agentapi.AddonName)).To(Succeed())
+		for _, c := range []string{"cluster1", "cluster2"} {
+			g.Eventually(func() string { return controlPlaneHealthyReason(ctx, g, c) }).
+				Should(Equal(agentapi.ReasonAgentChecksPartiallyObserved), "the agent's report back on %s", c)
+		}
+	})
+
+	// clusteradm addon disable --names cluster-profile-agent --clusters cluster1,cluster2
+	for _, c := range []string{"cluster1", "cluster2"} {
+		g.Expect(client.IgnoreNotFound(hub.Delete(ctx, &addonv1beta1.ManagedClusterAddOn{
+			ObjectMeta: metav1.ObjectMeta{Namespace: c, Name: agentapi.AddonName}}))).To(Succeed())
+	}
+	for _, c := range []string{"cluster1", "cluster2"} {
+		g.Eventually(func() string { return controlPlaneHealthyReason(ctx, g, c) }).
+			Should(Equal(mirror.ReasonNoFreshAgentReport), "no agent report on %s once disabled", c)
+	}
+
+	g.Expect(env.EnableAddonOn(ctx, agentapi.AddonName, "open-cluster-management-agent-addon", "cluster1")).To(Succeed())
+	g.Eventually(func() string { return controlPlaneHealthyReason(ctx, g, "cluster1") }).
+		Should(Equal(agentapi.ReasonAgentChecksPartiallyObserved), "the agent's report on cluster1")
+	g.Consistently(func() string { return controlPlaneHealthyReason(ctx, g, "cluster2") }, 15*time.Second, interval).
+		Should(Equal(mirror.ReasonNoFreshAgentReport), "no agent report on cluster2")
+	err := hub.Get(ctx, key("cluster2", agentapi.AddonName), &addonv1beta1.ManagedClusterAddOn{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "OCM enabled the addon on cluster2 by itself: %v", err)
+}
+
+// controlPlaneHealthyReason is the reason of the ControlPlaneHealthy
+// condition of a cluster's profile in the shared consumer's namespace.
+func controlPlaneHealthyReason(ctx context.Context, g Gomega, cluster string) string {
+	p := &cpv1alpha1.ClusterProfile{}
+	g.Expect(hub.Get(ctx, key(consumerNS, cluster), p)).To(Succeed())
+	if c := meta.FindStatusCondition(p.Status.Conditions, cpv1alpha1.ClusterConditionControlPlaneHealthy); c != nil {
+		return c.Reason
+	}
+	return ""
 }

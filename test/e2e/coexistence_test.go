@@ -47,6 +47,9 @@ var upstreamGates = []struct {
 	{ocmlocal.MSAManagerDeployment, "ClusterProfileCredSyncer"},
 }
 
+// fleetClusters are the suite's managed clusters.
+var fleetClusters = []string{"cluster1", "cluster2"}
+
 // steadyWindow is how long writes are counted once the writers settle.
 const steadyWindow = time.Minute
 
@@ -65,24 +68,38 @@ func TestUpstreamWritersAndTheBundleHandOverInPlace(t *testing.T) {
 	ctx, g := context.Background(), NewWithT(t)
 	g.SetDefaultEventuallyTimeout(timeout)
 	g.SetDefaultEventuallyPollingInterval(interval)
-	clusters := []string{"cluster1", "cluster2"}
-	c, err := newConsumer(ctx, consumerNS)
-	g.Expect(err).NotTo(HaveOccurred())
-	c.Dial = env.DialServices
-	reachesAll := func(step string) {
-		for _, cluster := range clusters {
-			g.Eventually(func() ([]string, error) { return c.ListNamespaces(ctx, cluster) }).
-				Should(ContainElement("open-cluster-management-agent"), "%s: namespaces of %s", step, cluster)
+	// upstreamNS is bound while upstream writes: OCM's mirror publishes its
+	// profiles and managed-serviceaccount's syncer creates its copies.
+	const upstreamNS = "e2e-upstream"
+	namespaces := []string{consumerNS, upstreamNS}
+	reachesAll := func(step string, namespaces ...string) {
+		for _, ns := range namespaces {
+			c, err := newConsumer(ctx, ns)
+			g.Expect(err).NotTo(HaveOccurred())
+			c.Dial = env.DialServices
+			for _, cluster := range fleetClusters {
+				g.Eventually(func() ([]string, error) { return c.ListNamespaces(ctx, cluster) }).
+					Should(ContainElement("open-cluster-management-agent"), "%s: namespaces of %s from %s", step, cluster, ns)
+			}
 		}
 	}
-	g.Eventually(func(g Gomega) { ownedByBundle(ctx, g, clusters) }).Should(Succeed(), "the bundle writes every profile, entry and copy")
-	reachesAll("the bundle writing")
-	fleet := watchFleet(ctx, t, consumerNS)
-	before := fleet.uids(ctx, g, clusters)
+	g.Eventually(func(g Gomega) { ownedByBundle(ctx, g, consumerNS) }).Should(Succeed(), "the bundle writes every profile, entry and copy")
+	reachesAll("the bundle writing", consumerNS)
+	fleet := watchFleet(ctx, t, namespaces...)
 	t.Cleanup(func() { setUpstream(context.Background(), t, false) })
 
 	setUpstream(ctx, t, true)
-	g.Eventually(func(g Gomega) { ownedByUpstream(ctx, g, clusters) }).Should(Succeed(), "upstream's writers took over")
+	g.Eventually(func(g Gomega) { ownedByUpstream(ctx, g, consumerNS) }).Should(Succeed(), "upstream's writers took over")
+	g.Expect(bindSet(ctx, upstreamNS, defaultSet)).To(Succeed())
+	// OCM's restarted registration controller waits for its predecessor's
+	// leader lease to expire (up to 2m43s, it logs) before its mirror runs.
+	g.Eventually(func(g Gomega) { ownedByUpstream(ctx, g, upstreamNS) }, 5*time.Minute).Should(Succeed(), "upstream's writers publish a new namespace")
+	for _, cluster := range fleetClusters {
+		p := &cpv1alpha1.ClusterProfile{}
+		g.Expect(hub.Get(ctx, key(upstreamNS, cluster), p)).To(Succeed())
+		g.Expect(managerNames(p.ManagedFields)).NotTo(ContainElement(clusterprofile.MirrorFieldManager), "OCM's mirror created %s", cluster)
+	}
+	before := fleet.uids(ctx, g, namespaces)
 	settled := time.Now()
 	counts := fleet.countWrites(steadyWindow)
 	t.Logf("writes while upstream writes (per object, in each half of %s): %v", steadyWindow, counts)
@@ -90,32 +107,35 @@ func TestUpstreamWritersAndTheBundleHandOverInPlace(t *testing.T) {
 		g.Expect(halves[1]).To(BeNumerically("<=", max(halves[0], 2)), "%s: writes grow (a loop)", object)
 	}
 	g.Expect(fleet.bundleWritesSince(settled)).To(BeEmpty(), "the bundle writes while it yields")
-	reachesAll("upstream writing")
+	reachesAll("upstream writing", namespaces...)
 	report := runDoctor(t)
 	g.Expect(report.Mirror).To(HavePrefix("OCM's built-in mirror publishes the profiles"))
 	for _, row := range report.Rows {
 		g.Expect(row.OK()).To(BeTrue(), "doctor row %s: %+v", row.Cluster, row.Checks)
 		g.Expect(strings.Join(row.Notes, "\n")).To(And(
-			ContainSubstring("written by another writer"),
+			ContainSubstring("written by another writer (cluster-proxy-manager)"),
 			ContainSubstring("written by managed-serviceaccount's own syncer")), "doctor notes of %s", row.Cluster)
 	}
 
 	g.Expect(env.UninstallChart(ctx, releaseName, releaseNamespace)).To(Succeed())
 	time.Sleep(10 * time.Second) // whatever the uninstall sets off has happened
-	g.Eventually(func(g Gomega) { ownedByUpstream(ctx, g, clusters) }).Should(Succeed(), "upstream keeps the fleet after the uninstall")
-	reachesAll("after the bundle's uninstall")
+	for _, ns := range namespaces {
+		g.Eventually(func(g Gomega) { ownedByUpstream(ctx, g, ns) }).Should(Succeed(), "upstream keeps %s after the uninstall", ns)
+	}
+	reachesAll("after the bundle's uninstall", namespaces...)
 
 	installed := time.Now()
 	g.Expect(env.InstallBundle(ctx, releaseName, releaseNamespace)).To(Succeed())
 	time.Sleep(20 * time.Second) // the manager's first reconciles
 	g.Expect(fleet.bundleWritesSince(installed)).To(BeEmpty(), "the bundle writes when installed beside upstream's writers")
-	g.Eventually(func(g Gomega) { ownedByUpstream(ctx, g, clusters) }).Should(Succeed())
 
 	setUpstream(ctx, t, false)
-	g.Eventually(func(g Gomega) { ownedByBundle(ctx, g, clusters) }).Should(Succeed(), "the bundle took over")
-	reachesAll("the bundle writing again")
+	for _, ns := range namespaces {
+		g.Eventually(func(g Gomega) { ownedByBundle(ctx, g, ns) }).Should(Succeed(), "the bundle took %s over", ns)
+	}
+	reachesAll("the bundle writing again", namespaces...)
 
-	g.Expect(fleet.uids(ctx, g, clusters)).To(Equal(before), "the same profiles and copies throughout")
+	g.Expect(fleet.uids(ctx, g, namespaces)).To(Equal(before), "the same profiles and copies throughout")
 	g.Expect(fleet.problems()).To(BeEmpty())
 }
 
@@ -141,33 +161,33 @@ func setUpstream(ctx context.Context, t *testing.T, on bool) {
 }
 
 // ownedByUpstream: every profile's cluster-proxy entry is cluster-proxy's
-// own (its Service address), and every copy is managed-serviceaccount's,
-// vouched for by the bundle's marks.
-func ownedByUpstream(ctx context.Context, g Gomega, clusters []string) {
-	for _, cluster := range clusters {
+// own (its Service address), and every copy is managed-serviceaccount's
+// (which leaves a copy alone while it holds what it would write), vouched
+// for by the bundle's marks.
+func ownedByUpstream(ctx context.Context, g Gomega, namespace string) {
+	for _, cluster := range fleetClusters {
 		p := &cpv1alpha1.ClusterProfile{}
-		g.Expect(hub.Get(ctx, key(consumerNS, cluster), p)).To(Succeed())
+		g.Expect(hub.Get(ctx, key(namespace, cluster), p)).To(Succeed())
 		g.Expect(proxyEntry(g, p).Cluster.Server).To(Equal(
-			"https://cluster-proxy-addon-user.open-cluster-management-addon:9092/"+cluster), "the entry of %s", cluster)
+			"https://cluster-proxy-addon-user.open-cluster-management-addon:9092/"+cluster), "the entry of %s in %s", cluster, namespace)
 		copy := &corev1.Secret{}
-		g.Expect(hub.Get(ctx, key(consumerNS, cpcreds.SecretName(cluster, msaName)), copy)).To(Succeed())
-		g.Expect(copy.Annotations).To(HaveKeyWithValue(cpcreds.AnnotationUpstreamCopy, "true"), "copy of %s", cluster)
-		g.Expect(managerNames(copy.ManagedFields)).To(ContainElement("manager"), "managed-serviceaccount wrote the copy of %s", cluster)
+		g.Expect(hub.Get(ctx, key(namespace, cpcreds.SecretName(cluster, msaName)), copy)).To(Succeed())
+		g.Expect(copy.Annotations).To(HaveKeyWithValue(cpcreds.AnnotationUpstreamCopy, "true"), "copy of %s in %s", cluster, namespace)
 	}
 }
 
 // ownedByBundle: every entry is the bundle's (its user server address) and
 // every copy is the bundle syncer's own, unmarked as another's.
-func ownedByBundle(ctx context.Context, g Gomega, clusters []string) {
-	for _, cluster := range clusters {
+func ownedByBundle(ctx context.Context, g Gomega, namespace string) {
+	for _, cluster := range fleetClusters {
 		p := &cpv1alpha1.ClusterProfile{}
-		g.Expect(hub.Get(ctx, key(consumerNS, cluster), p)).To(Succeed())
-		g.Expect(proxyEntry(g, p).Cluster.Server).To(Equal(env.Proxy.URL+"/"+cluster), "the entry of %s", cluster)
+		g.Expect(hub.Get(ctx, key(namespace, cluster), p)).To(Succeed())
+		g.Expect(proxyEntry(g, p).Cluster.Server).To(Equal(env.Proxy.URL+"/"+cluster), "the entry of %s in %s", cluster, namespace)
 		copy := &corev1.Secret{}
-		g.Expect(hub.Get(ctx, key(consumerNS, cpcreds.SecretName(cluster, msaName)), copy)).To(Succeed())
-		g.Expect(copy.Annotations).NotTo(HaveKey(cpcreds.AnnotationUpstreamCopy), "copy of %s", cluster)
-		g.Expect(copy.Annotations).To(HaveKey(cpcreds.AnnotationPublishedServers), "copy of %s", cluster)
-		g.Expect(managerNames(copy.ManagedFields)).To(ContainElement(credsync.FieldManager), "copy of %s", cluster)
+		g.Expect(hub.Get(ctx, key(namespace, cpcreds.SecretName(cluster, msaName)), copy)).To(Succeed())
+		g.Expect(copy.Annotations).NotTo(HaveKey(cpcreds.AnnotationUpstreamCopy), "copy of %s in %s", cluster, namespace)
+		g.Expect(copy.Annotations).To(HaveKey(cpcreds.AnnotationPublishedServers), "copy of %s in %s", cluster, namespace)
+		g.Expect(managerNames(copy.ManagedFields)).To(ContainElement(credsync.FieldManager), "copy of %s in %s", cluster, namespace)
 	}
 }
 
@@ -214,7 +234,7 @@ type fleetEvent struct {
 	fields []metav1.ManagedFieldsEntry
 }
 
-func watchFleet(ctx context.Context, t *testing.T, namespace string) *fleetWatch {
+func watchFleet(ctx context.Context, t *testing.T, namespaces ...string) *fleetWatch {
 	t.Helper()
 	ctx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
@@ -223,22 +243,25 @@ func watchFleet(ctx context.Context, t *testing.T, namespace string) *fleetWatch
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.follow(ctx, t, cl, namespace, &cpv1alpha1.ClusterProfileList{}, func(obj runtime.Object) (string, []metav1.ManagedFieldsEntry, string) {
-		p := obj.(*cpv1alpha1.ClusterProfile)
-		for _, e := range p.Status.AccessProviders {
-			if e.Name == consumer.ProxyProvider {
-				return "ClusterProfile " + p.Name, p.ManagedFields, ""
+	for _, namespace := range namespaces {
+		w.follow(ctx, t, cl, namespace, &cpv1alpha1.ClusterProfileList{}, func(obj runtime.Object) (string, []metav1.ManagedFieldsEntry, string) {
+			p := obj.(*cpv1alpha1.ClusterProfile)
+			name := "ClusterProfile " + p.Namespace + "/" + p.Name
+			for _, e := range p.Status.AccessProviders {
+				if e.Name == consumer.ProxyProvider {
+					return name, p.ManagedFields, ""
+				}
 			}
-		}
-		return "ClusterProfile " + p.Name, p.ManagedFields, "has no " + consumer.ProxyProvider + " entry"
-	})
-	w.follow(ctx, t, cl, namespace, &corev1.SecretList{}, func(obj runtime.Object) (string, []metav1.ManagedFieldsEntry, string) {
-		s := obj.(*corev1.Secret)
-		if !strings.HasSuffix(s.Name, "-"+msaName) {
-			return "", nil, ""
-		}
-		return "Secret " + s.Name, s.ManagedFields, ""
-	})
+			return name, p.ManagedFields, "has no " + consumer.ProxyProvider + " entry"
+		})
+		w.follow(ctx, t, cl, namespace, &corev1.SecretList{}, func(obj runtime.Object) (string, []metav1.ManagedFieldsEntry, string) {
+			s := obj.(*corev1.Secret)
+			if !strings.HasSuffix(s.Name, "-"+msaName) {
+				return "", nil, ""
+			}
+			return "Secret " + s.Namespace + "/" + s.Name, s.ManagedFields, ""
+		})
+	}
 	return w
 }
 
@@ -345,16 +368,18 @@ func (w *fleetWatch) problems() []string {
 	return append([]string(nil), w.wrong...)
 }
 
-// uids are the UIDs of the clusters' profiles and copies.
-func (w *fleetWatch) uids(ctx context.Context, g Gomega, clusters []string) map[string]types.UID {
+// uids are the UIDs of the clusters' profiles and copies in namespaces.
+func (w *fleetWatch) uids(ctx context.Context, g Gomega, namespaces []string) map[string]types.UID {
 	out := map[string]types.UID{}
-	for _, cluster := range clusters {
-		p := &cpv1alpha1.ClusterProfile{}
-		g.Expect(hub.Get(ctx, key(consumerNS, cluster), p)).To(Succeed())
-		out["ClusterProfile "+cluster] = p.UID
-		s := &corev1.Secret{}
-		g.Expect(hub.Get(ctx, key(consumerNS, cpcreds.SecretName(cluster, msaName)), s)).To(Succeed())
-		out["Secret "+s.Name] = s.UID
+	for _, ns := range namespaces {
+		for _, cluster := range fleetClusters {
+			p := &cpv1alpha1.ClusterProfile{}
+			g.Expect(hub.Get(ctx, key(ns, cluster), p)).To(Succeed())
+			out["ClusterProfile "+ns+"/"+cluster] = p.UID
+			s := &corev1.Secret{}
+			g.Expect(hub.Get(ctx, key(ns, cpcreds.SecretName(cluster, msaName)), s)).To(Succeed())
+			out["Secret "+ns+"/"+s.Name] = s.UID
+		}
 	}
 	return out
 }

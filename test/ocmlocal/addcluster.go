@@ -36,7 +36,7 @@ func (e *Env) AddCluster(ctx context.Context, name string) (*ManagedCluster, err
 		addons = append(addons, proxyAddon)
 	}
 	for _, addon := range addons {
-		if err := e.enableAddonOn(ctx, addon, addonInstallNamespace, name); err != nil {
+		if err := e.EnableAddonOn(ctx, addon, addonInstallNamespace, name); err != nil {
 			return nil, err
 		}
 	}
@@ -44,10 +44,10 @@ func (e *Env) AddCluster(ctx context.Context, name string) (*ManagedCluster, err
 	return c, nil
 }
 
-// enableAddonOn creates the addon's ManagedClusterAddOn in one cluster
+// EnableAddonOn creates the addon's ManagedClusterAddOn in one cluster
 // namespace, as `clusteradm addon enable --names <addon> --clusters
 // <cluster>` does.
-func (e *Env) enableAddonOn(ctx context.Context, addon, installNamespace, cluster string) error {
+func (e *Env) EnableAddonOn(ctx context.Context, addon, installNamespace, cluster string) error {
 	hub, err := e.hubClient()
 	if err != nil {
 		return err

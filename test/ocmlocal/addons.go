@@ -92,7 +92,7 @@ func (e *Env) startManagedServiceAccount(ctx context.Context) error {
 // namespace, as `clusteradm addon enable --names <addon>` does.
 func (e *Env) EnableAddon(ctx context.Context, addon, installNamespace string) error {
 	for _, c := range e.Clusters {
-		if err := e.enableAddonOn(ctx, addon, installNamespace, c.Name); err != nil {
+		if err := e.EnableAddonOn(ctx, addon, installNamespace, c.Name); err != nil {
 			return err
 		}
 	}

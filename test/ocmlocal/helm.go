@@ -21,10 +21,9 @@ import (
 // Deployments are then run by the hub kubelet like any other.
 func (e *Env) InstallChart(ctx context.Context, c *chart.Chart, release, namespace string, values map[string]any) error {
 	start := time.Now()
-	cfg := &action.Configuration{}
-	getter := kube.GetConfig(e.Hub.KubeconfigPath, "", namespace)
-	if err := cfg.Init(getter, namespace, "secret", func(string, ...any) {}); err != nil {
-		return fmt.Errorf("helm: %w", err)
+	cfg, err := e.helmConfig(namespace)
+	if err != nil {
+		return err
 	}
 	install := action.NewInstall(cfg)
 	install.ReleaseName, install.Namespace = release, namespace
@@ -60,10 +59,9 @@ func (e *Env) WaitDeploymentAvailable(ctx context.Context, namespace, name strin
 // for its objects to be deleted.
 func (e *Env) UninstallChart(ctx context.Context, release, namespace string) error {
 	start := time.Now()
-	cfg := &action.Configuration{}
-	getter := kube.GetConfig(e.Hub.KubeconfigPath, "", namespace)
-	if err := cfg.Init(getter, namespace, "secret", func(string, ...any) {}); err != nil {
-		return fmt.Errorf("helm: %w", err)
+	cfg, err := e.helmConfig(namespace)
+	if err != nil {
+		return err
 	}
 	uninstall := action.NewUninstall(cfg)
 	uninstall.Wait, uninstall.Timeout = true, 2*time.Minute
@@ -72,4 +70,31 @@ func (e *Env) UninstallChart(ctx context.Context, release, namespace string) err
 	}
 	e.progressf("release %s/%s uninstalled in %s", namespace, release, since(start))
 	return nil
+}
+
+// UpgradeChart upgrades a release with values, as `helm upgrade` does.
+func (e *Env) UpgradeChart(ctx context.Context, c *chart.Chart, release, namespace string, values map[string]any) error {
+	start := time.Now()
+	cfg, err := e.helmConfig(namespace)
+	if err != nil {
+		return err
+	}
+	upgrade := action.NewUpgrade(cfg)
+	upgrade.Namespace = namespace
+	if _, err := upgrade.RunWithContext(ctx, release, c, values); err != nil {
+		return fmt.Errorf("helm upgrade %s: %w", release, err)
+	}
+	e.progressf("release %s/%s upgraded in %s", namespace, release, since(start))
+	return nil
+}
+
+// helmConfig is Helm's configuration for releases in namespace on the hub
+// (release records in Secrets, as helm's default).
+func (e *Env) helmConfig(namespace string) (*action.Configuration, error) {
+	cfg := &action.Configuration{}
+	getter := kube.GetConfig(e.Hub.KubeconfigPath, "", namespace)
+	if err := cfg.Init(getter, namespace, "secret", func(string, ...any) {}); err != nil {
+		return nil, fmt.Errorf("helm: %w", err)
+	}
+	return cfg, nil
 }

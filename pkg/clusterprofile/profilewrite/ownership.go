@@ -258,3 +258,24 @@ func listMapKeys(s *fieldpath.Set, key string) sets.Set[string] {
 	s.Children.Iterate(collect)
 	return out
 }
+
+// EntryServerWriters are the field managers owning the server of obj's
+// access provider entry name: whoever last set it, which is who publishes
+// the entry, whoever else keeps fields of it. The CRD leaves the list
+// atomic, so its last writer owns it whole; a schema that keys the list by
+// name records the server itself.
+func EntryServerWriters(obj metav1.Object, name string) []string {
+	list := fieldpath.MakePathOrDie("status", "accessProviders")
+	server := fieldpath.MakePathOrDie("status", "accessProviders", fieldpath.KeyByFields("name", name), "cluster", "server")
+	var writers []string
+	for _, entry := range obj.GetManagedFields() {
+		if entry.Subresource != "status" || entry.FieldsV1 == nil {
+			continue
+		}
+		set := &fieldpath.Set{}
+		if err := set.FromJSON(bytes.NewReader(entry.FieldsV1.Raw)); err == nil && (set.Has(list) || set.Has(server)) {
+			writers = append(writers, entry.Manager)
+		}
+	}
+	return writers
+}
