@@ -60,7 +60,8 @@ func TestDoctorBinary(t *testing.T) {
 		if err := json.Unmarshal([]byte(got.stdout), &report); err != nil {
 			t.Fatalf("stdout is not a report: %v\n%s", err, got.stdout)
 		}
-		want := doctor.Report{Namespace: healthy, OK: true, Rows: []doctor.Row{connected(row("cluster1", nil), "", serverVersion(t))}}
+		want := doctor.Report{Namespace: healthy, OK: true, Rows: []doctor.Row{connected(row("cluster1", nil), "", serverVersion(t))},
+			Mirror: doctor.MirrorNote(nil)}
 		if diff := cmp.Diff(want, report, ignoreLatency); diff != "" {
 			t.Errorf("report (-want +got):\n%s", diff)
 		}
@@ -70,7 +71,8 @@ func TestDoctorBinary(t *testing.T) {
 
 		want := result{exitCode: doctor.ExitFailed, stdout: "CLUSTER   RESULT  PROVIDER                 DETAILS\n" +
 			"cluster1  FAIL    open-cluster-management  passed: profile, entry, server, ca, extension, access\n" +
-			fmt.Sprintf("                                           token: Secret %s/cluster1-multikueue does not exist: label ManagedServiceAccount multikueue in hub namespace cluster1 with authentication.open-cluster-management.io/sync-to-clusterprofile=true and turn on the credential syncer (the chart's clusterProfileCredSyncer gate).\n", failing)}
+			fmt.Sprintf("                                           token: Secret %s/cluster1-multikueue does not exist: label ManagedServiceAccount multikueue in hub namespace cluster1 with authentication.open-cluster-management.io/sync-to-clusterprofile=true and turn on the credential syncer (the chart's clusterProfileCredSyncer gate).\n", failing) +
+			"MIRROR: " + doctor.MirrorNote(nil) + "\n"}
 		if diff := cmp.Diff(want, got, cmp.AllowUnexported(result{})); diff != "" {
 			t.Errorf("run (-want +got):\n%s", diff)
 		}
