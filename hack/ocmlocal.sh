@@ -2,8 +2,9 @@
 # Builds the programs of the local real-OCM environment (test/ocmlocal) from
 # the Go module proxy: kube-controller-manager, OCM's hub and klusterlet, and
 # the managed-serviceaccount and cluster-proxy addons with the
-# apiserver-network-proxy tunnel. No release images or binaries can be
-# downloaded here, so each program is built from source at a pinned version.
+# apiserver-network-proxy tunnel, and Kueue's manager. No release images or
+# binaries can be downloaded here, so each program is built from source at a
+# pinned version.
 #
 # Each program is built in its own scratch module that requires exactly the
 # upstream module at its pinned version, so the upstream dependency graph is
@@ -11,9 +12,10 @@
 # touched.
 #
 # The binaries land in $OCM_BIN_DIR (default bin/ocm). A per-user cache
-# ($OCM_CACHE, default ~/.cache/ocm-clusterprofile/ocm/<versions>) keeps them
-# across clean clones, so only the first run on a machine pays for the builds
-# (about 15 minutes on 2 cores). Build times go to build-times.txt there.
+# ($OCM_CACHE, default ~/.cache/ocm-clusterprofile/ocm/<versions>, Kueue in
+# kueue-<version> beside it) keeps them across clean clones, so only the
+# first run on a machine pays for the builds (about 45 minutes on 2 cores,
+# Kueue 6.5 of them). Build times go to build-times.txt there.
 set -euo pipefail
 
 KUBE_VERSION="${KUBE_VERSION:-1.35.4}"
@@ -24,12 +26,18 @@ MSA_VERSION="${MSA_VERSION:-v0.10.0}"
 CLUSTER_PROXY_VERSION="${CLUSTER_PROXY_VERSION:-v0.10.0}"
 # The apiserver-network-proxy release that cluster-proxy v0.10.0 requires.
 ANP_VERSION="${ANP_VERSION:-v0.33.0}"
+# Kueue's manager, for MultiKueue against the local OCM (test/ocmlocal
+# Options.Kueue); the harness reads the release from bin/ocm/kueue-module.json.
+KUEUE_VERSION="${KUEUE_VERSION:-v0.16.1}"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OCM_BIN_DIR="${OCM_BIN_DIR:-$ROOT/bin/ocm}"
 OCM_CACHE_ROOT="${OCM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ocm-clusterprofile/ocm}"
 CACHE="$OCM_CACHE_ROOT/k8s-$KUBE_VERSION-ocm-$OCM_VERSION-msa-$MSA_VERSION-proxy-$CLUSTER_PROXY_VERSION-anp-$ANP_VERSION"
 TIMES="$CACHE/build-times.txt"
+# Kueue is cached beside the OCM programs under its own key, so that adding or
+# changing it leaves the cached OCM builds valid.
+KUEUE_CACHE="$OCM_CACHE_ROOT/kueue-$KUEUE_VERSION"
 
 # These modules are served by the module proxy, but the checksum database
 # reachable from here does not know the versions the pinned releases require
@@ -104,7 +112,7 @@ build_unverified() { NOSUMDB="$UNVERIFIED_MODULES" build_upstream "$@"; }
 
 need() { [ ! -x "$CACHE/$1" ]; }
 
-mkdir -p "$CACHE" "$OCM_BIN_DIR"
+mkdir -p "$CACHE" "$KUEUE_CACHE" "$OCM_BIN_DIR"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
@@ -145,6 +153,16 @@ if need upstream-clusterprofile-mirror; then
   (cd "$work/upstream-mirror" && build upstream-clusterprofile-mirror . "" GONOSUMDB="$UNVERIFIED_MODULES")
 fi
 
+# Kueue's manager (the image's /manager), with its release in its version
+# package as Kueue's Makefile sets it.
+if [ ! -x "$KUEUE_CACHE/kueue" ]; then
+  kueue=sigs.k8s.io/kueue
+  scratch_module "$work/kueue" "$kueue" "$KUEUE_VERSION"
+  (CACHE="$KUEUE_CACHE" TIMES="$KUEUE_CACHE/build-times.txt"
+    cd "$work/kueue" && build kueue "$kueue/cmd/kueue" "-X $kueue/pkg/version.GitVersion=$KUEUE_VERSION")
+fi
+if ! cmp -s "$KUEUE_CACHE/kueue" "$OCM_BIN_DIR/kueue"; then cp "$KUEUE_CACHE/kueue" "$OCM_BIN_DIR/kueue"; fi
+
 for b in kube-controller-manager registration-operator registration placement addon work msa \
   cluster-proxy-manager cluster-proxy cluster-proxy-addon-agent proxy-server proxy-agent upstream-clusterprofile-mirror; do
   if ! cmp -s "$CACHE/$b" "$OCM_BIN_DIR/$b"; then cp "$CACHE/$b" "$OCM_BIN_DIR/$b"; fi
@@ -155,5 +173,9 @@ done
 # that module.
 (cd "$work" && GONOSUMDB="$UNVERIFIED_MODULES" GOFLAGS=-mod=mod go mod download -json "$ocm@$OCM_VERSION") > "$OCM_BIN_DIR/ocm-module.json.tmp"
 mv "$OCM_BIN_DIR/ocm-module.json.tmp" "$OCM_BIN_DIR/ocm-module.json"
+# Likewise Kueue's module (its chart and CRDs, at the version of bin/ocm/kueue).
+(cd "$work" && GOFLAGS=-mod=mod go mod download -json "sigs.k8s.io/kueue@$KUEUE_VERSION") > "$OCM_BIN_DIR/kueue-module.json.tmp"
+mv "$OCM_BIN_DIR/kueue-module.json.tmp" "$OCM_BIN_DIR/kueue-module.json"
 [ -f "$TIMES" ] && log "build times recorded in $TIMES: $(tr '\n' ';' < "$TIMES")"
+[ -f "$KUEUE_CACHE/build-times.txt" ] && log "Kueue's build time recorded in $KUEUE_CACHE/build-times.txt: $(tr '\n' ';' < "$KUEUE_CACHE/build-times.txt")"
 echo "$OCM_BIN_DIR"
