@@ -70,7 +70,8 @@ func (e *Env) AddImage(img ImageBinary) {
 
 // defaultImages are the entry points of the upstream addon images
 // (managed-serviceaccount's /msa; cluster-proxy's image, which holds ANP's
-// /proxy-server and /proxy-agent, its /agent and /cluster-proxy).
+// /proxy-server and /proxy-agent, its /agent and /cluster-proxy) and of
+// Kueue's manager.
 func (e *Env) defaultImages() []ImageBinary {
 	return []ImageBinary{
 		{Command: "/msa", Path: e.bins.path("msa")},
@@ -79,6 +80,7 @@ func (e *Env) defaultImages() []ImageBinary {
 		{Command: "/agent", ImageContains: "cluster-proxy", Path: e.bins.path("cluster-proxy-addon-agent")},
 		{Command: "/cluster-proxy", Path: e.bins.path("cluster-proxy")},
 		{Command: "/manager", ImageContains: "cluster-proxy", Path: e.bins.path("cluster-proxy-manager")},
+		{Command: "/manager", ImageContains: kueueImage, Path: e.bins.path("kueue")},
 		AgentImage(),
 		ManagerImage(),
 	}
@@ -101,6 +103,9 @@ type kubelet struct {
 	pods   map[string]*pod
 	waits  map[string]string // key → last reason it could not start, logged once
 	expose map[string][]route
+	// reach: host ports a Deployment's pod reaches at the same address, as
+	// a Service's (e.g. Kueue's pod, cluster-proxy's user server).
+	reach map[string][]route
 	// held: Deployments whose pod is kept stopped, as on a node that is down.
 	held map[string]bool
 }
@@ -132,7 +137,7 @@ func (e *Env) startKubelet(cp *ControlPlane) (*kubelet, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	k := &kubelet{env: e, cp: cp, client: c, cancel: cancel, done: make(chan struct{}),
-		pods: map[string]*pod{}, waits: map[string]string{}, expose: map[string][]route{}, held: map[string]bool{}}
+		pods: map[string]*pod{}, waits: map[string]string{}, expose: map[string][]route{}, reach: map[string][]route{}, held: map[string]bool{}}
 	e.kubeletsMu.Lock()
 	e.kubelets = append(e.kubelets, k)
 	e.kubeletsMu.Unlock()
@@ -159,6 +164,15 @@ func (k *kubelet) exposePort(namespace, deployment string, containerPort, host i
 	defer k.mu.Unlock()
 	key := namespace + "/" + deployment
 	k.expose[key] = append(k.expose[key], route{inside: hostPort(containerPort), host: hostPort(host)})
+}
+
+// reachPort lets a Deployment's pod reach a host port at the same
+// address (127.0.0.1:port), as other pods reach a Service.
+func (k *kubelet) reachPort(namespace, deployment string, port int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	key := namespace + "/" + deployment
+	k.reach[key] = append(k.reach[key], sameRoute(port))
 }
 
 func (k *kubelet) stop() {
@@ -420,13 +434,14 @@ func (k *kubelet) startPod(ctx context.Context, d *appsv1.Deployment, key, hash 
 	}
 	k.mu.Lock()
 	inbound := slices.Clone(k.expose[key])
+	outbound := slices.Concat(k.env.podRoutes(k.cp), k.reach[key])
 	k.mu.Unlock()
 	p.started = time.Now()
 	p.sandbox, err = k.env.startSandboxed(sandboxSpec{
 		name:       k.cp.Name + "-" + d.Namespace + "-" + d.Name,
 		containers: containers, mounts: mounts,
 		hosts:    k.hosts(spec),
-		outbound: k.env.podRoutes(k.cp),
+		outbound: outbound,
 		inbound:  inbound,
 		forward:  true,
 	})
@@ -457,7 +472,8 @@ func namedPorts(spec corev1.PodSpec) map[string]int32 {
 // arguments and environment are also rewritten from a mount path outside
 // /etc, /var/run and /tmp to the volume's directory (rewrites: mount path →
 // directory), so that a path under a top-level directory the host does use
-// (which cannot be bound) still works where the arguments name it. A volume
+// (which cannot be bound) still works where the arguments name it; a
+// sub-path mount (one file) is only rewritten. A volume
 // at /tmp itself (OCM's scratch emptyDir) is neither: the pod keeps the
 // host's /tmp, where the work directory lives, and programs make their own
 // unique temporary names there.
@@ -483,6 +499,11 @@ func podMounts(spec corev1.PodSpec, volumeDirs map[string]string) ([]podsandbox.
 			}
 			bound[target] = dir
 			switch {
+			case vm.SubPath != "":
+				// One key of a Secret or ConfigMap: a file, which the sandbox
+				// cannot bind over a directory; the arguments name it (e.g.
+				// Kueue's --config=/controller_manager_config.yaml).
+				rewrites[target] = dir
 			case target == "/tmp":
 			case strings.HasPrefix(target, "/etc/") || strings.HasPrefix(target, "/var/run/") || strings.HasPrefix(target, "/run/") || strings.HasPrefix(target, "/tmp/"):
 				mounts = append(mounts, podsandbox.Mount{Source: dir, Target: target})

@@ -41,6 +41,12 @@ func TestPodMounts(t *testing.T) {
 			wantMounts:   []podsandbox.Mount{{Source: "/w/cert", Target: "/tmp/k8s-webhook-server/serving-certs"}},
 			wantRewrites: map[string]string{},
 		},
+		"a sub-path (one key, a file) is only rewritten": {
+			containers: []corev1.Container{{Name: "a", VolumeMounts: []corev1.VolumeMount{
+				{Name: "other", MountPath: "/controller_manager_config.yaml", SubPath: "controller_manager_config.yaml"},
+			}}},
+			wantRewrites: map[string]string{"/controller_manager_config.yaml": "/w/other/controller_manager_config.yaml"},
+		},
 		"containers sharing a volume at one path share the mount": {
 			containers: []corev1.Container{
 				{Name: "a", VolumeMounts: []corev1.VolumeMount{{Name: "hub", MountPath: "/etc/tls"}}},
