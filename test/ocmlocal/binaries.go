@@ -41,6 +41,8 @@ type binaries struct {
 	ocmDir, etcd, kubeAPIServer, podRunner string
 	// ocm is the OCM release the binaries were built from.
 	ocm ocmRelease
+	// kueue is Kueue's release (with Options.Kueue).
+	kueue ocmRelease
 }
 
 type ocmRelease struct{ Version, Dir string }
@@ -53,10 +55,16 @@ func RepoRoot() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
-// BinariesBuilt tells whether every program Start can need is there, and
-// if not, which is missing and how to build it.
+// BinariesBuilt tells whether every program Start needs with both addons
+// is there, and if not, which is missing and how to build it.
 func BinariesBuilt() error {
-	_, err := findBinaries(Options{ManagedServiceAccount: true, ClusterProxy: true})
+	return BinariesBuiltFor(Options{ManagedServiceAccount: true, ClusterProxy: true})
+}
+
+// BinariesBuiltFor tells whether the programs Start needs for opts are
+// there (e.g. bin/ocm/kueue with Kueue).
+func BinariesBuiltFor(opts Options) error {
+	_, err := findBinaries(opts)
 	return err
 }
 
@@ -75,6 +83,9 @@ func findBinaries(opts Options) (binaries, error) {
 	if opts.ClusterProxy {
 		programs = append(programs, proxyPrograms...)
 	}
+	if opts.Kueue {
+		programs = append(programs, kueuePrograms...)
+	}
 	for _, p := range programs {
 		need = append(need, b.path(p))
 	}
@@ -89,6 +100,11 @@ func findBinaries(opts Options) (binaries, error) {
 	}
 	if err := json.Unmarshal(raw, &b.ocm); err != nil || b.ocm.Version == "" || b.ocm.Dir == "" {
 		return b, fmt.Errorf("%w: %s names no OCM version and directory (%v); run `make ocm-binaries`", ErrBinariesMissing, b.path(ocmModuleFile), err)
+	}
+	if opts.Kueue {
+		if b.kueue, err = readKueueModule(b.path(kueueModuleFile)); err != nil {
+			return b, err
+		}
 	}
 	if opts.OCMVersion != "" && opts.OCMVersion != b.ocm.Version {
 		return b, fmt.Errorf("%w: %s holds OCM %s, not %s; run `make ocm-binaries OCM_VERSION=%s`",

@@ -50,6 +50,11 @@ type Options struct {
 	// ClusterProxy installs cluster-proxy (addon manager, ANP proxy-server,
 	// user server on the hub, proxy and addon agents on every cluster).
 	ClusterProxy bool
+	// Kueue installs Kueue's manager on the hub with MultiKueue's
+	// ClusterProfile support and OCM's credentials providers (cp-creds from
+	// bin/), and Kueue's CRDs on every cluster (see kueue.go). It needs
+	// ClusterProxy for the profiles' open-cluster-management entry.
+	Kueue bool
 	// WorkDir holds certificates, kubeconfigs, data and one log per process.
 	// Default: a new temporary directory, removed by Stop unless KeepWorkDir.
 	WorkDir     string
@@ -172,6 +177,11 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	}
 	if err := e.startAddons(ctx); err != nil {
 		return nil, err
+	}
+	if opts.Kueue {
+		if err := e.startKueue(ctx); err != nil {
+			return nil, err
+		}
 	}
 	e.progressf("environment up in %s (hub %s, %d clusters, logs in %s)", since(start), e.Hub.URL, len(e.Clusters), e.procs.logDir)
 	return e, nil

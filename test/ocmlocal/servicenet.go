@@ -14,9 +14,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
 )
@@ -219,4 +221,52 @@ func (e *Env) addServiceNetwork(n *serviceNetwork) {
 	e.kubeletsMu.Lock()
 	defer e.kubeletsMu.Unlock()
 	e.serviceNets = append(e.serviceNets, n)
+}
+
+// publishEndpointSlice plays the EndpointSlice controller for a Service
+// whose pod the control plane's kubelet runs: one ready endpoint with every
+// port of the Service (by name, at its target port). The aggregator marks
+// an APIService Available only once its Service has such a slice (then it
+// dials the ClusterIP, through the service network, as for webhooks). A pod
+// here has no address of its own and a slice may not hold a loopback one,
+// so the endpoint names the Service's ClusterIP, where traffic goes anyway.
+func (e *Env) publishEndpointSlice(ctx context.Context, cp *ControlPlane, namespace, service string) error {
+	c, err := cp.Clientset()
+	if err != nil {
+		return err
+	}
+	svc, err := c.CoreV1().Services(namespace).Get(ctx, service, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	p := e.kubeletOf(cp).selectPod(namespace, svc.Spec.Selector)
+	if p == nil {
+		return fmt.Errorf("no running pod of Service %s/%s", namespace, service)
+	}
+	slice, err := endpointSliceFor(svc, p.ports)
+	if err != nil {
+		return err
+	}
+	_, err = c.DiscoveryV1().EndpointSlices(namespace).Create(ctx, slice, metav1.CreateOptions{})
+	return createIgnoringExists(slice, err)
+}
+
+// endpointSliceFor is the slice publishEndpointSlice writes for a Service
+// whose pod has these named ports.
+func endpointSliceFor(svc *corev1.Service, named map[string]int32) (*discoveryv1.EndpointSlice, error) {
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: svc.Name + "-ocmlocal", Namespace: svc.Namespace, Labels: map[string]string{
+			discoveryv1.LabelServiceName: svc.Name, discoveryv1.LabelManagedBy: "ocmlocal"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{svc.Spec.ClusterIP},
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+	}
+	for _, sp := range svc.Spec.Ports {
+		port, err := targetPort(sp, named)
+		if err != nil {
+			return nil, fmt.Errorf("service %s/%s: %w", svc.Namespace, svc.Name, err)
+		}
+		slice.Ports = append(slice.Ports, discoveryv1.EndpointPort{Name: ptr.To(sp.Name), Protocol: ptr.To(sp.Protocol), Port: ptr.To(int32(port))})
+	}
+	return slice, nil
 }
