@@ -8,7 +8,9 @@
 // "kubelet" runs the chart's manager Deployment from bin/clusterprofile-
 // manager with the chart's arguments and service account, and the agent
 // addon that OCM's work agent applies on each cluster from
-// bin/clusterprofile-agent. Nothing OCM would write is written by hand.
+// bin/clusterprofile-agent. Kueue's manager runs on the hub from its own
+// chart (bin/ocm/kueue), as MultiKueue's consumer of kueue-system. Nothing
+// OCM would write is written by hand.
 package e2e
 
 import (
@@ -64,8 +66,7 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	var err error
-	env, err = ocmlocal.Start(ctx, ocmlocal.Options{Clusters: 2, ManagedServiceAccount: true, ClusterProxy: true,
-		KeepWorkDir: os.Getenv("E2E_KEEP_WORKDIR") != ""})
+	env, err = ocmlocal.Start(ctx, options())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the local OCM:", err)
 		return 1
@@ -84,6 +85,13 @@ func run(m *testing.M) int {
 	return code
 }
 
+// options are the suite's: two clusters, both addons, and Kueue on the hub
+// (MultiKueue with ClusterProfiles, the consumer of kueue-system).
+func options() ocmlocal.Options {
+	return ocmlocal.Options{Clusters: 2, ManagedServiceAccount: true, ClusterProxy: true, Kueue: true,
+		KeepWorkDir: os.Getenv("E2E_KEEP_WORKDIR") != ""}
+}
+
 // whyNot says why the suite cannot run, or "".
 func whyNot() string {
 	switch {
@@ -92,7 +100,7 @@ func whyNot() string {
 	case os.Geteuid() != 0:
 		return "the local OCM needs root (pod sandboxes use mount and network namespaces)"
 	}
-	if err := ocmlocal.BinariesBuilt(); errors.Is(err, ocmlocal.ErrBinariesMissing) {
+	if err := ocmlocal.BinariesBuiltFor(options()); errors.Is(err, ocmlocal.ErrBinariesMissing) {
 		return err.Error()
 	}
 	for _, name := range []string{"clusterprofile-manager", "clusterprofile-agent", "cp-creds"} {
