@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
@@ -61,8 +63,10 @@ const steadyWindow = time.Minute
 // upstream's entry and copy); the bundle uninstalled (upstream keeps
 // everything); the bundle installed again (it yields from its first
 // reconcile); upstream's gates turned off (the bundle takes over). Through
-// every step the same profiles and copies stay, none is deleted, and the
-// cluster-proxy entry is never absent from a profile.
+// every step the same profiles and copies stay, none is deleted, the
+// cluster-proxy entry is never absent from a profile, and real MultiKueue
+// keeps a MultiKueueCluster per cluster Active (its watch sees no other
+// state).
 func TestUpstreamWritersAndTheBundleHandOverInPlace(t *testing.T) {
 	requireEnv(t)
 	ctx, g := context.Background(), NewWithT(t)
@@ -85,7 +89,9 @@ func TestUpstreamWritersAndTheBundleHandOverInPlace(t *testing.T) {
 	}
 	g.Eventually(func(g Gomega) { ownedByBundle(ctx, g, consumerNS) }).Should(Succeed(), "the bundle writes every profile, entry and copy")
 	reachesAll("the bundle writing", consumerNS)
+	workers := multiKueueWorkers(ctx, t, g)
 	fleet := watchFleet(ctx, t, namespaces...)
+	fleet.followMultiKueue(ctx, t, workers)
 	t.Cleanup(func() { setUpstream(context.Background(), t, false) })
 
 	setUpstream(ctx, t, true)
@@ -197,6 +203,59 @@ func managerNames(fields []metav1.ManagedFieldsEntry) []string {
 		names = append(names, f.Manager)
 	}
 	return names
+}
+
+// multiKueueWorkers makes every cluster a worker of the real MultiKueue on
+// the hub through its profile in kueue-system, and returns once each
+// MultiKueueCluster is Active.
+func multiKueueWorkers(ctx context.Context, t *testing.T, g Gomega) []string {
+	t.Helper()
+	var names []string
+	for _, cluster := range fleetClusters {
+		managed, err := env.Cluster(cluster).Clientset()
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(consumer.AllowMultiKueueWorker(ctx, managed)).To(Succeed())
+		mkc := ocmlocal.NewMultiKueueCluster("handover-"+cluster, cluster)
+		g.Expect(hub.Create(ctx, mkc)).To(Succeed())
+		t.Cleanup(func() { _ = client.IgnoreNotFound(hub.Delete(context.Background(), mkc)) })
+		names = append(names, mkc.GetName())
+	}
+	for _, name := range names {
+		g.Eventually(func(g Gomega) {
+			c, err := env.MultiKueueClusterActive(ctx, name)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "%s: %s", c.Reason, c.Message)
+		}).Should(Succeed(), "MultiKueueCluster %s Active", name)
+	}
+	return names
+}
+
+// followMultiKueue records, as something gone wrong, every version of the
+// named MultiKueueClusters that is not Active.
+func (w *fleetWatch) followMultiKueue(ctx context.Context, t *testing.T, names []string) {
+	t.Helper()
+	cl, err := client.NewWithWatch(env.HubConfig(), client.Options{Scheme: hub.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(ocmlocal.MultiKueueClusterGVK.GroupVersion().WithKind(ocmlocal.MultiKueueClusterGVK.Kind + "List"))
+	w.follow(ctx, t, cl, "", list, func(obj runtime.Object) (string, []metav1.ManagedFieldsEntry, string) {
+		u := obj.(*unstructured.Unstructured)
+		if !slices.Contains(names, u.GetName()) {
+			return "", nil, ""
+		}
+		object := "MultiKueueCluster " + u.GetName()
+		conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conditions {
+			c, _ := c.(map[string]any)
+			if c["type"] == "Active" && c["status"] != string(metav1.ConditionTrue) {
+				return object, nil, fmt.Sprintf("not Active: %v: %v", c["reason"], c["message"])
+			}
+		}
+		return object, nil, ""
+	})
 }
 
 // runDoctor runs the kubectl plugin's doctor in the consumer's namespace

@@ -29,6 +29,8 @@ const (
 	proxyServerPort = 8090
 	proxyAgentPort  = 8091
 	userServerPort  = 9092
+	// userServerService is the user server's Service (and Deployment) name.
+	userServerService = "cluster-proxy-addon-user"
 )
 
 // startClusterProxy installs cluster-proxy as its chart does with the user
@@ -49,7 +51,7 @@ func (e *Env) startClusterProxy(ctx context.Context) error {
 	hubKubelet := e.kubeletOf(e.Hub)
 	hubKubelet.exposePort(addonHubNamespace, proxyAddon, proxyServerPort, serverHostPort)
 	hubKubelet.exposePort(addonHubNamespace, proxyAddon, proxyAgentPort, agentHostPort)
-	hubKubelet.exposePort(addonHubNamespace, "cluster-proxy-addon-user", userServerPort, userHostPort)
+	hubKubelet.exposePort(addonHubNamespace, userServerService, userServerPort, userHostPort)
 	hub, err := e.hubClient()
 	if err != nil {
 		return err
@@ -200,7 +202,7 @@ func proxyManagerDeployment() *appsv1.Deployment {
 // Deployment (controllers and user server), with the proxy-server's address
 // rewritten as said on startClusterProxy.
 func proxyUserServerDeployment(serverHostPort int) *appsv1.Deployment {
-	d := proxyDeployment("cluster-proxy-addon-user",
+	d := proxyDeployment(userServerService,
 		corev1.Container{
 			Name: "controllers", Image: proxyImage, Command: []string{"/cluster-proxy"},
 			Args: []string{"controllers", "--certificates-namespace=" + addonHubNamespace,
@@ -241,7 +243,7 @@ func secretVolume(name, secret string) corev1.Volume {
 func (e *Env) DialServices(ctx context.Context, network, address string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(address)
 	if err == nil && e.Proxy != nil && port == strconv.Itoa(userServerPort) &&
-		strings.HasPrefix(host, "cluster-proxy-addon-user."+addonHubNamespace) {
+		strings.HasPrefix(host, userServerService+"."+addonHubNamespace) {
 		address = strings.TrimPrefix(e.Proxy.URL, "https://")
 	}
 	var d net.Dialer

@@ -106,6 +106,9 @@ type kubelet struct {
 	// reach: host ports a Deployment's pod reaches at the same address, as
 	// a Service's (e.g. Kueue's pod, cluster-proxy's user server).
 	reach map[string][]route
+	// names: /etc/hosts lines a Deployment's pod gets for the Services it
+	// reaches by name (reachService).
+	names map[string][]string
 	// held: Deployments whose pod is kept stopped, as on a node that is down.
 	held map[string]bool
 }
@@ -137,7 +140,7 @@ func (e *Env) startKubelet(cp *ControlPlane) (*kubelet, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	k := &kubelet{env: e, cp: cp, client: c, cancel: cancel, done: make(chan struct{}),
-		pods: map[string]*pod{}, waits: map[string]string{}, expose: map[string][]route{}, reach: map[string][]route{}, held: map[string]bool{}}
+		pods: map[string]*pod{}, waits: map[string]string{}, expose: map[string][]route{}, reach: map[string][]route{}, names: map[string][]string{}, held: map[string]bool{}}
 	e.kubeletsMu.Lock()
 	e.kubelets = append(e.kubelets, k)
 	e.kubeletsMu.Unlock()
@@ -173,6 +176,19 @@ func (k *kubelet) reachPort(namespace, deployment string, port int) {
 	defer k.mu.Unlock()
 	key := namespace + "/" + deployment
 	k.reach[key] = append(k.reach[key], sameRoute(port))
+}
+
+// reachService lets a Deployment's pod reach a Service by its names
+// (<service>.<namespace>[.svc[.cluster.local]]) at its port, served by a
+// host port, as cluster DNS and kube-proxy would: e.g. the user server by
+// the name cluster-proxy's own ClusterProfile writer publishes.
+func (k *kubelet) reachService(namespace, deployment, service, serviceNamespace string, port, host int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	key := namespace + "/" + deployment
+	name := service + "." + serviceNamespace
+	k.names[key] = append(k.names[key], "127.0.0.1 "+strings.Join([]string{name, name + ".svc", name + ".svc.cluster.local"}, " "))
+	k.reach[key] = append(k.reach[key], route{inside: hostPort(port), host: hostPort(host)})
 }
 
 func (k *kubelet) stop() {
@@ -440,7 +456,7 @@ func (k *kubelet) startPod(ctx context.Context, d *appsv1.Deployment, key, hash 
 	p.sandbox, err = k.env.startSandboxed(sandboxSpec{
 		name:       k.cp.Name + "-" + d.Namespace + "-" + d.Name,
 		containers: containers, mounts: mounts,
-		hosts:    k.hosts(spec),
+		hosts:    k.hosts(key, spec),
 		outbound: outbound,
 		inbound:  inbound,
 		forward:  true,
@@ -519,10 +535,14 @@ func podMounts(spec corev1.PodSpec, volumeDirs map[string]string) ([]podsandbox.
 }
 
 // hosts are the pod's /etc/hosts additions: the in-cluster API server
-// names (which the sandbox relays to the cluster's API server) and the
-// pod's hostAliases, as a kubelet writes them.
-func (k *kubelet) hosts(spec corev1.PodSpec) []string {
+// names (which the sandbox relays to the cluster's API server), the
+// Services it reaches by name, and the pod's hostAliases, as a kubelet
+// writes them.
+func (k *kubelet) hosts(key string, spec corev1.PodSpec) []string {
 	lines := []string{"127.0.0.1 kubernetes kubernetes.default kubernetes.default.svc kubernetes.default.svc.cluster.local"}
+	k.mu.Lock()
+	lines = append(lines, k.names[key]...)
+	k.mu.Unlock()
 	for _, a := range spec.HostAliases {
 		lines = append(lines, a.IP+" "+strings.Join(a.Hostnames, " "))
 	}

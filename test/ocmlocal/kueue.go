@@ -78,8 +78,11 @@ func (e *Env) startKueue(ctx context.Context) error {
 	}
 	if e.opts.ClusterProxy {
 		// The profiles' open-cluster-management entry names the user
-		// server on the host.
-		e.kubeletOf(e.Hub).reachPort(KueueNamespace, KueueDeployment, e.proxyPorts[2])
+		// server on the host, or, written by cluster-proxy's own writer,
+		// its Service.
+		hubKubelet := e.kubeletOf(e.Hub)
+		hubKubelet.reachPort(KueueNamespace, KueueDeployment, e.proxyPorts[2])
+		hubKubelet.reachService(KueueNamespace, KueueDeployment, userServerService, addonHubNamespace, userServerPort, e.proxyPorts[2])
 	}
 	values := map[string]any{
 		"controllerManager": map[string]any{

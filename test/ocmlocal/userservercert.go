@@ -65,7 +65,7 @@ func (e *Env) RotateUserServerCertificate(ctx context.Context) ([]byte, error) {
 // kubelet answers with a new pod, and waits until it serves certPEM.
 func (e *Env) restartUserServer(ctx context.Context, hub client.Client, now string, certPEM []byte) error {
 	d := &appsv1.Deployment{}
-	if err := hub.Get(ctx, types.NamespacedName{Namespace: addonHubNamespace, Name: "cluster-proxy-addon-user"}, d); err != nil {
+	if err := hub.Get(ctx, types.NamespacedName{Namespace: addonHubNamespace, Name: userServerService}, d); err != nil {
 		return err
 	}
 	patch := client.MergeFrom(d.DeepCopy())
