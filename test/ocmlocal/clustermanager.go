@@ -139,8 +139,15 @@ func (e *Env) waitClusterManager(ctx context.Context, c client.Client) error {
 	if err != nil {
 		return fmt.Errorf("waiting for the cluster-manager operator: %w", err)
 	}
+	return waitRegistrationWebhook(ctx, c)
+}
+
+// waitRegistrationWebhook waits until the registration webhook answers (a
+// dry-run create it validates): its pod runs before it listens, and the
+// service network routes to a running pod, not to a ready one.
+func waitRegistrationWebhook(ctx context.Context, c client.Client) error {
 	probe := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "ocmlocal-webhook-probe"}}
-	err = poll(ctx, time.Minute, nil, func(ctx context.Context) (bool, error) {
+	err := poll(ctx, time.Minute, nil, func(ctx context.Context) (bool, error) {
 		err := c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
 		return err == nil, err
 	})
@@ -176,9 +183,9 @@ func (e *Env) hubDeploymentsRun(ctx context.Context, c client.Client) (bool, err
 // does. The cluster-manager operator derives the registration controller's
 // --feature-gates from them (a flag only where the mode differs from the
 // gate's default) and rolls it; this returns once the operator has applied
-// the change and the hub kubelet runs every hub Deployment at its new
-// template. For example {"ClusterProfile": false} turns OCM's own
-// ClusterProfile mirror off.
+// the change, the hub kubelet runs every hub Deployment at its new
+// template and the restarted registration webhook answers. For example
+// {"ClusterProfile": false} turns OCM's own ClusterProfile mirror off.
 func (e *Env) SetHubFeatureGates(ctx context.Context, gates map[string]bool) error {
 	start := time.Now()
 	c, err := operatorClient(e.Hub)
@@ -201,6 +208,9 @@ func (e *Env) SetHubFeatureGates(ctx context.Context, gates map[string]bool) err
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for the cluster-manager operator to apply %v: %w", gates, err)
+	}
+	if err := waitRegistrationWebhook(ctx, c); err != nil {
+		return err
 	}
 	e.progressf("hub feature gates %v applied by the operator in %s", gates, since(start))
 	return nil
