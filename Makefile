@@ -18,6 +18,16 @@ export OCM_BIN_DIR
 OCM_VERSION ?= v1.2.0
 export OCM_VERSION
 
+# The one version source: the binaries' --version, the image tag and the chart's version and
+# appVersion (pkg/version's TestChartFollowsVERSION keeps Chart.yaml equal to it).
+VERSION := $(shell cat VERSION)
+# GOFLAGS here carries -buildvcs=false, so the revision and date are stamped too. BUILD_DATE
+# defaults to the commit's time (UTC), so that rebuilding a commit gives the same binaries.
+GIT_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+BUILD_DATE ?= $(shell TZ=UTC git show -s --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ HEAD 2>/dev/null)
+VERSION_PKG := open-cluster-management.io/clusterprofile-bundle/pkg/version
+LDFLAGS := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).revision=$(GIT_REVISION) -X $(VERSION_PKG).buildDate=$(BUILD_DATE)
+
 CHART_DIR := charts/clusterprofile-manager
 CLUSTERPROFILE_CRD := multicluster.x-k8s.io_clusterprofiles.yaml
 
@@ -29,14 +39,14 @@ STATICCHECK := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
 
 all: build
 
-## build: compile every binary into bin/
+## build: compile every binary into bin/ (each answers --version)
 build: cp-creds
-	$(GO) build -o $(BIN)/ $$($(GO) list ./cmd/... | grep -v '/cmd/cp-creds$$')
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ $$($(GO) list ./cmd/... | grep -v '/cmd/cp-creds$$')
 
 ## cp-creds: the exec plugin, static (CGO off) so it runs in distroless consumer
 ## images; cmd/cp-creds' TestBuildIsStatic builds it through this target
 cp-creds:
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/cp-creds ./cmd/cp-creds
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/cp-creds ./cmd/cp-creds
 
 ## envtest: build kube-apiserver and etcd for the tests (cached across clones)
 envtest: $(ENVTEST_DIR)/kube-apiserver $(ENVTEST_DIR)/etcd

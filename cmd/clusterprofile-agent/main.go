@@ -14,9 +14,14 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agent"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/logging"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/version"
 )
 
 func main() {
+	if version.Requested(os.Args[1:]) {
+		version.Print(os.Stdout, "clusterprofile-agent")
+		return
+	}
 	opts, zapOpts, err := parseOptions(os.Args[1:])
 	if errors.Is(err, pflag.ErrHelp) {
 		return

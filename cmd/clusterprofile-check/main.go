@@ -10,9 +10,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/installcheck"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/version"
 )
 
 func main() {
+	if version.Requested(os.Args[1:]) {
+		version.Print(os.Stdout, "clusterprofile-check")
+		return
+	}
 	if err := installcheck.Main(ctrl.SetupSignalHandler(), os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "clusterprofile-check:", err)
 		os.Exit(1)

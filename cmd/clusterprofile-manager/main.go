@@ -11,9 +11,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/logging"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/version"
 )
 
 func main() {
+	if version.Requested(os.Args[1:]) {
+		version.Print(os.Stdout, "clusterprofile-manager")
+		return
+	}
 	opts, zapOpts, err := parseOptions(os.Args[1:])
 	if errors.Is(err, pflag.ErrHelp) {
 		return

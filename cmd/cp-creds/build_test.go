@@ -2,15 +2,18 @@ package main
 
 import (
 	"debug/elf"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
 // TestBuildIsStatic builds cp-creds the way `make build` does and checks the
-// binary needs no dynamic loader or shared library: consumers copy it into
-// distroless images, which have no libc.
+// binary needs no dynamic loader or shared library (consumers copy it into
+// distroless images, which have no libc) and that it is stamped with VERSION
+// and the git revision.
 func TestBuildIsStatic(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("checks an ELF binary")
@@ -37,5 +40,18 @@ func TestBuildIsStatic(t *testing.T) {
 	}
 	if libs, _ := f.ImportedLibraries(); len(libs) > 0 {
 		t.Errorf("the binary needs shared libraries %v", libs)
+	}
+
+	version, err := os.ReadFile(filepath.Join("..", "..", "VERSION"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(bin, "cp-creds"), "--version").Output()
+	if err != nil {
+		t.Fatalf("cp-creds --version: %v", err)
+	}
+	want := "cp-creds version " + strings.TrimSpace(string(version)) + " (revision "
+	if !strings.HasPrefix(string(out), want) || strings.Contains(string(out), "revision unknown") {
+		t.Errorf("cp-creds --version printed %q, want %q followed by the git revision", out, want)
 	}
 }

@@ -7,9 +7,14 @@ import (
 	"os"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/version"
 )
 
 func main() {
+	if version.Requested(os.Args[1:]) {
+		version.Print(os.Stdout, "cp-creds")
+		return
+	}
 	provider, err := cpcreds.NewProviderFromProcess(os.Args[1:])
 	if err != nil {
 		os.Exit(cpcreds.ReportSetupError(os.Stdout, os.Stderr, err))

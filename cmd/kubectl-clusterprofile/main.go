@@ -8,8 +8,13 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/doctor"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/version"
 )
 
 func main() {
+	if version.Requested(os.Args[1:]) {
+		version.Print(os.Stdout, "kubectl-clusterprofile")
+		return
+	}
 	os.Exit(doctor.Execute(os.Args[1:], genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}))
 }

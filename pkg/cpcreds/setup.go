@@ -28,6 +28,7 @@ const (
 
 // Usage is what --help prints.
 const Usage = `usage: cp-creds --managed-serviceaccount=<name>
+       cp-creds --version
 
 A client-go exec credential plugin (apiVersion client.authentication.k8s.io/v1
 or v1beta1, answered in the same; provideClusterInfo: true). It reads the clusterName from KUBERNETES_EXEC_INFO,
