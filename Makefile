@@ -24,9 +24,14 @@ VERSION := $(shell cat VERSION)
 # GOFLAGS here carries -buildvcs=false, so the revision and date are stamped too. BUILD_DATE
 # defaults to the commit's time (UTC), so that rebuilding a commit gives the same binaries.
 GIT_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
-BUILD_DATE ?= $(shell TZ=UTC git show -s --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ HEAD 2>/dev/null)
+BUILD_DATE ?= $(or $(shell TZ=UTC git show -s --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ HEAD 2>/dev/null),$(shell date -u +%Y-%m-%dT%H:%M:%SZ))
 VERSION_PKG := open-cluster-management.io/clusterprofile-bundle/pkg/version
 LDFLAGS := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).revision=$(GIT_REVISION) -X $(VERSION_PKG).buildDate=$(BUILD_DATE)
+
+# The image: where `make image` writes its OCI layout, for which platforms, and its source label.
+IMAGE_LAYOUT ?= $(BIN)/image
+IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
+IMAGE_SOURCE ?= https://github.com/open-cluster-management-io/clusterprofile-bundle
 
 CHART_DIR := charts/clusterprofile-manager
 CLUSTERPROFILE_CRD := multicluster.x-k8s.io_clusterprofiles.yaml
@@ -35,7 +40,7 @@ CLUSTERPROFILE_CRD := multicluster.x-k8s.io_clusterprofiles.yaml
 STATICCHECK_VERSION ?= v0.6.1
 STATICCHECK := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: all build cp-creds envtest ocm-binaries test unit integration chart-test manifests dashboard prometheus chart-crd lint vet fmt bench demo clean image
+.PHONY: all build cp-creds envtest ocm-binaries test unit integration chart-test manifests dashboard prometheus chart-crd lint vet fmt bench demo clean image release-dry-run chart
 
 all: build
 
@@ -106,9 +111,12 @@ chart-crd:
 lint: vet $(STATICCHECK)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(STATICCHECK) ./...
+	cd hack/image && $(STATICCHECK) ./...
 
+# hack/image is a module of its own (see its go.mod), which ./... leaves out.
 vet:
 	$(GO) vet ./...
+	cd hack/image && $(GO) vet ./...
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
@@ -130,9 +138,13 @@ demo: envtest ocm-binaries build
 	$(GO) build -o $(BIN)/clusterprofile-demo ./hack/demo
 	$(BIN)/clusterprofile-demo -bin $(BIN) $(DEMO_ARGS)
 
-## image: build the container image (needs a Docker engine): every command under cmd/ plus a static cp
+## image: build the multi-arch image with no Docker engine and no base image (hack/image): an OCI
+## layout in bin/image (tag $(VERSION)) with an SPDX SBOM per platform as a referrer;
+## PUSH=<registry>/<name>:<tag> also pushes both (credentials: ~/.docker/config.json, e.g. crane auth login)
 image:
-	docker build -t $${IMG:-clusterprofile-bundle:dev} .
+	cd hack/image && $(GO) run . -src $(CURDIR) -out $(IMAGE_LAYOUT) -work $(BIN)/image-build \
+		-version $(VERSION) -revision $(GIT_REVISION) -created $(BUILD_DATE) -ldflags '$(LDFLAGS)' \
+		-source $(IMAGE_SOURCE) -platforms $(IMAGE_PLATFORMS) $(IMAGE_ARGS) $(if $(PUSH),-push $(PUSH))
 
 clean:
 	rm -rf $(BIN)
