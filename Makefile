@@ -146,5 +146,25 @@ image:
 		-version $(VERSION) -revision $(GIT_REVISION) -created $(BUILD_DATE) -ldflags '$(LDFLAGS)' \
 		-source $(IMAGE_SOURCE) -platforms $(IMAGE_PLATFORMS) $(IMAGE_ARGS) $(if $(PUSH),-push $(PUSH))
 
+## chart: package the chart (version and appVersion checked against VERSION) into CHART_OUT (bin/)
+CHART_OUT ?= $(BIN)
+chart:
+	$(GO) run ./hack/chart -out $(CHART_OUT) -version $(VERSION)
+
+## release-dry-run: every artefact the release workflow publishes, into bin/release/, pushing
+## nothing: the image layout (release/image) and its SBOMs, the chart archive, cp-creds and
+## kubectl-clusterprofile for each of RELEASE_PLATFORMS, and SHA256SUMS over the files
+RELEASE_DIR ?= $(BIN)/release
+RELEASE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+RELEASE_BINARIES := cp-creds kubectl-clusterprofile
+release-dry-run:
+	rm -rf $(RELEASE_DIR) && mkdir -p $(RELEASE_DIR)
+	$(MAKE) image IMAGE_LAYOUT=$(RELEASE_DIR)/image IMAGE_ARGS='-sbom-dir $(RELEASE_DIR)'
+	$(MAKE) chart CHART_OUT=$(RELEASE_DIR)
+	set -e; for p in $(RELEASE_PLATFORMS); do for c in $(RELEASE_BINARIES); do \
+		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' \
+			-o $(RELEASE_DIR)/$$c-$${p%/*}-$${p#*/} ./cmd/$$c; done; done
+	cd $(RELEASE_DIR) && find . -maxdepth 1 -type f ! -name SHA256SUMS -printf '%P\n' | LC_ALL=C sort | xargs sha256sum > SHA256SUMS
+
 clean:
 	rm -rf $(BIN)
