@@ -39,6 +39,8 @@ CLUSTERPROFILE_CRD := multicluster.x-k8s.io_clusterprofiles.yaml
 # The module version of staticcheck 2025.1.1 (the proxy serves module versions, not release tags).
 STATICCHECK_VERSION ?= v0.6.1
 STATICCHECK := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
+# actionlint checks .github/workflows; go run module@version needs nothing in go.mod.
+ACTIONLINT_VERSION ?= v1.7.12
 
 .PHONY: all build cp-creds envtest ocm-binaries test unit integration chart-test manifests dashboard prometheus chart-crd lint vet fmt bench demo clean image release-dry-run chart
 
@@ -107,11 +109,12 @@ chart-crd:
 	install -m 0644 "$$($(GO) list -m -f '{{.Dir}}' sigs.k8s.io/cluster-inventory-api)/config/crd/bases/$(CLUSTERPROFILE_CRD)" \
 		$(CHART_DIR)/files/$(CLUSTERPROFILE_CRD)
 
-## lint: gofmt, go vet and staticcheck
+## lint: gofmt, go vet, staticcheck and actionlint
 lint: vet $(STATICCHECK)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(STATICCHECK) ./...
 	cd hack/image && $(STATICCHECK) ./...
+	$(GO) run github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
 
 # hack/image is a module of its own (see its go.mod), which ./... leaves out.
 vet:

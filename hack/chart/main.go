@@ -33,7 +33,7 @@ func pack(out, version string) (string, error) {
 		return "", err
 	}
 	if version == "" || c.Metadata.Version != version || c.Metadata.AppVersion != version {
-		return "", fmt.Errorf("Chart.yaml has version %q and appVersion %q, want both %q (the VERSION file)",
+		return "", fmt.Errorf("the chart (Chart.yaml) has version %q and appVersion %q, want both %q (the VERSION file)",
 			c.Metadata.Version, c.Metadata.AppVersion, version)
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
