@@ -21,10 +21,21 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/hubmanager"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/multikueue"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/memlimit"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/version"
 )
 
-// defaultAgentImage is the bundle image; the chart passes the one it deploys.
-const defaultAgentImage = "quay.io/open-cluster-management/clusterprofile-bundle:latest"
+// agentImageRepository is the bundle image's; the chart passes the image it
+// deploys.
+const agentImageRepository = "quay.io/open-cluster-management/clusterprofile-bundle"
+
+// agentImageFor is the bundle image of a release version: the image that
+// release publishes, or latest for a build that knows no version.
+func agentImageFor(release string) string {
+	if release == "" || release == version.Unknown {
+		return agentImageRepository + ":latest"
+	}
+	return agentImageRepository + ":" + release
+}
 
 // options are the command-line settings: the manager's, plus the client's rate limits.
 type options struct {
@@ -97,8 +108,9 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 // addGatedCapabilityFlags adds the flags of the agent addon and the
 // MultiKueue integration.
 func addGatedCapabilityFlags(fs *pflag.FlagSet, m *hubmanager.Options) {
-	m.Agent = addon.DefaultOptions(defaultAgentImage)
-	fs.StringVar(&m.Agent.Image, "agent-image", defaultAgentImage,
+	defaultImage := agentImageFor(version.Get().Version)
+	m.Agent = addon.DefaultOptions(defaultImage)
+	fs.StringVar(&m.Agent.Image, "agent-image", defaultImage,
 		"Image the cluster-profile-agent addon runs on managed clusters (feature gate ClusterProfileAgent).")
 	fs.DurationVar(&m.Agent.Period, "agent-period", m.Agent.Period, "How often the agent probes its cluster; it writes to the hub at most every 30s, and only on change.")
 	fs.DurationVar(&m.Agent.LeaseStaleAfter, "agent-lease-stale-after", m.Agent.LeaseStaleAfter,

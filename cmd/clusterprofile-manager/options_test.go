@@ -5,6 +5,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/version"
 )
 
 func TestParseOptions(t *testing.T) {
@@ -98,5 +99,17 @@ func TestUnscopedTokensGoEverywhereUnlessAskedOtherwise(t *testing.T) {
 				t.Errorf("unscoped tokens %q, want %q", opts.manager.UnscopedTokens, tc.want)
 			}
 		})
+	}
+}
+
+func TestAgentImageFollowsTheRelease(t *testing.T) {
+	for release, want := range map[string]string{
+		"0.1.0":         "quay.io/open-cluster-management/clusterprofile-bundle:0.1.0",
+		version.Unknown: "quay.io/open-cluster-management/clusterprofile-bundle:latest",
+		"":              "quay.io/open-cluster-management/clusterprofile-bundle:latest",
+	} {
+		if got := agentImageFor(release); got != want {
+			t.Errorf("agentImageFor(%q) = %q, want %q", release, got, want)
+		}
 	}
 }
