@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -127,18 +126,8 @@ func TestPublishOptOutNeedsBindRights(t *testing.T) {
 		"a namespace admin binding another set": noBind,
 	}
 	alice := users["a namespace admin"]
-	deadline := time.Now().Add(10 * time.Second)
-	for outcomeOf(attempts["remove the opt-out"](alice)) != deniedByPolicy && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	got := map[string]map[string]outcome{}
-	for user, c := range users {
-		got[user] = map[string]outcome{}
-		for name, attempt := range attempts {
-			got[user][name] = outcomeOf(attempt(c))
-		}
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	awaitOutcome(deniedByPolicy, func() error { return attempts["remove the opt-out"](alice) })
+	if diff := cmp.Diff(want, outcomesOf(users, attempts)); diff != "" {
 		t.Errorf("who may change a binding's publish annotation (-want +got):\n%s", diff)
 	}
 
@@ -182,10 +171,8 @@ func bindingsUser(ctx context.Context, t *testing.T, user, namespace string, set
 		}
 	}
 	c := impersonate(t, user)
-	probe := &clusterv1beta2.ManagedClusterSetBinding{}
-	deadline := time.Now().Add(10 * time.Second)
-	for outcomeOf(c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "none"}, probe)) != allowed && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	awaitOutcome(allowed, func() error {
+		return c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "none"}, &clusterv1beta2.ManagedClusterSetBinding{})
+	})
 	return c
 }

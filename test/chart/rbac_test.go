@@ -877,14 +877,33 @@ func waitForRules(ctx context.Context, t *testing.T, r requester, rules []rbacv1
 // policies' final ones.
 func waitForPolicy(t *testing.T, r requester, access string) {
 	t.Helper()
-	var last outcome
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		last = outcomeOf(accesses[access].do(context.Background(), r))
-		if last == deniedByPolicy {
-			return
+	if last := awaitOutcome(deniedByPolicy, func() error { return accesses[access].do(context.Background(), r) }); last != deniedByPolicy {
+		t.Fatalf("the admission policy never took effect: %q was %s", access, last)
+	}
+}
+
+// awaitOutcome tries a request until its outcome is want, for up to 10 s
+// (RBAC and admission policies take effect a moment after they are
+// written), and returns the last outcome.
+func awaitOutcome(want outcome, try func() error) outcome {
+	last := outcomeOf(try())
+	for deadline := time.Now().Add(10 * time.Second); last != want && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		last = outcomeOf(try())
+	}
+	return last
+}
+
+// outcomesOf tries every attempt as every client: who may do what.
+func outcomesOf(clients map[string]client.Client, attempts map[string]func(client.Client) error) map[string]map[string]outcome {
+	got := map[string]map[string]outcome{}
+	for who, c := range clients {
+		got[who] = map[string]outcome{}
+		for name, attempt := range attempts {
+			got[who][name] = outcomeOf(attempt(c))
 		}
 	}
-	t.Fatalf("the admission policy never took effect: %q was %s", access, last)
+	return got
 }
 
 func serviceAccountUser(rel chartrender.Release) string {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -79,15 +78,8 @@ func TestOnlyTheManagerWritesTokenCopies(t *testing.T) {
 		},
 	}
 	// Wait for the policy to take effect, then ask for everything.
-	deadline := time.Now().Add(10 * time.Second)
-	for outcomeOf(attempts["plant a copy"](mallory)) != deniedByPolicy && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	got := map[string]map[string]outcome{"mallory": {}, "the manager": {}}
-	for name, attempt := range attempts {
-		got["mallory"][name] = outcomeOf(attempt(mallory))
-		got["the manager"][name] = outcomeOf(attempt(manager))
-	}
+	awaitOutcome(deniedByPolicy, func() error { return attempts["plant a copy"](mallory) })
+	got := outcomesOf(map[string]client.Client{"mallory": mallory, "the manager": manager}, attempts)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("who may write what (-want +got):\n%s", diff)
 	}
@@ -109,10 +101,9 @@ func namespaceSecretsUser(ctx context.Context, t *testing.T, user, namespace str
 		}
 	}
 	c := impersonate(t, user)
-	deadline := time.Now().Add(10 * time.Second)
-	for outcomeOf(c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "plain"}, &corev1.Secret{})) != allowed && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	awaitOutcome(allowed, func() error {
+		return c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "plain"}, &corev1.Secret{})
+	})
 	return c
 }
 
@@ -167,10 +158,7 @@ func TestManagerWritesNoCopyOrProfileInAManagedClusterNamespace(t *testing.T) {
 		"a namespace labelled with no cluster":     refused,
 	}
 	for _, access := range []string{"create a token copy", "create a ClusterProfile"} {
-		deadline := time.Now().Add(10 * time.Second)
-		for outcomeOf(attempts[access](namespaces["a cluster's namespace"].Name)) != deniedByPolicy && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
+		awaitOutcome(deniedByPolicy, func() error { return attempts[access](namespaces["a cluster's namespace"].Name) })
 	}
 	got := map[string]map[string]outcome{}
 	for kind, ns := range namespaces {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -106,18 +105,8 @@ func TestCopiesWhileTheManagerYieldsToManagedServiceAccount(t *testing.T) {
 		},
 	}
 	clients := map[string]client.Client{"the upstream syncer": upstream, "a namespace admin": mallory, "the manager": r.c}
-	deadline := time.Now().Add(10 * time.Second)
-	for outcomeOf(attempts["create a marked copy"](mallory)) != deniedByPolicy && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	got := map[string]map[string]outcome{}
-	for who, c := range clients {
-		got[who] = map[string]outcome{}
-		for name, attempt := range attempts {
-			got[who][name] = outcomeOf(attempt(c))
-		}
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	awaitOutcome(deniedByPolicy, func() error { return attempts["create a marked copy"](mallory) })
+	if diff := cmp.Diff(want, outcomesOf(clients, attempts)); diff != "" {
 		t.Errorf("who may write what (-want +got):\n%s", diff)
 	}
 }
