@@ -131,22 +131,29 @@ const MSAManagerDeployment = "managed-serviceaccount-addon-manager"
 
 // msaManagerDeployment is the chart's manager Deployment.
 func msaManagerDeployment() *appsv1.Deployment {
-	labels := map[string]string{"open-cluster-management.io/addon": msaAddon, "component": "manager"}
+	return addonHubDeployment(msaAddon, MSAManagerDeployment, corev1.Container{
+		Name: "manager", Image: msaImage, Command: []string{"/msa", "manager"},
+		Args: []string{"--deploy-mode=Deployment", "--agent-image-name=" + msaImage,
+			// Fixed ports by default (:38080, :38081), which pods on the
+			// hub share; not needed here.
+			"--metrics-bind-address=0", "--health-probe-bind-address=0"},
+		Env: []corev1.EnvVar{{Name: "NAMESPACE", ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}}},
+	})
+}
+
+// addonHubDeployment is one of an addon chart's hub Deployments in
+// open-cluster-management-addon, run as the chart's ServiceAccount (named
+// after the addon).
+func addonHubDeployment(addon, name string, containers ...corev1.Container) *appsv1.Deployment {
+	labels := map[string]string{"open-cluster-management.io/addon": addon, "component": name}
 	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: MSAManagerDeployment, Namespace: addonHubNamespace},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: addonHubNamespace},
 		Spec: appsv1.DeploymentSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{ServiceAccountName: msaAddon, Containers: []corev1.Container{{
-					Name: "manager", Image: msaImage, Command: []string{"/msa", "manager"},
-					Args: []string{"--deploy-mode=Deployment", "--agent-image-name=" + msaImage,
-						// Fixed ports by default (:38080, :38081), which
-						// pods on the hub share; not needed here.
-						"--metrics-bind-address=0", "--health-probe-bind-address=0"},
-					Env: []corev1.EnvVar{{Name: "NAMESPACE", ValueFrom: &corev1.EnvVarSource{
-						FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}}},
-				}}},
+				Spec:       corev1.PodSpec{ServiceAccountName: addon, Containers: containers},
 			},
 		},
 	}

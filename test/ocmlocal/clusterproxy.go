@@ -165,20 +165,6 @@ func proxyClusterManagementAddOn() *unstructured.Unstructured {
 	}}
 }
 
-func proxyDeployment(name string, containers ...corev1.Container) *appsv1.Deployment {
-	labels := map[string]string{"open-cluster-management.io/addon": proxyAddon, "component": name}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: addonHubNamespace},
-		Spec: appsv1.DeploymentSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{ServiceAccountName: proxyAddon, Containers: containers},
-			},
-		},
-	}
-}
-
 // ProxyManagerDeployment is cluster-proxy's hub manager Deployment (in
 // namespace open-cluster-management-addon); its --feature-gates turn
 // cluster-proxy's own ClusterProfile writer on.
@@ -187,7 +173,7 @@ const ProxyManagerDeployment = "cluster-proxy-addon-manager"
 // proxyManagerDeployment is the chart's manager Deployment, with the
 // service proxy enabled (the user server reaches clusters through it).
 func proxyManagerDeployment() *appsv1.Deployment {
-	return proxyDeployment(ProxyManagerDeployment, corev1.Container{
+	return addonHubDeployment(proxyAddon, ProxyManagerDeployment, corev1.Container{
 		Name: "manager", Image: proxyImage, Command: []string{"/manager"},
 		Args: []string{
 			"--leader-elect=false",
@@ -202,7 +188,7 @@ func proxyManagerDeployment() *appsv1.Deployment {
 // Deployment (controllers and user server), with the proxy-server's address
 // rewritten as said on startClusterProxy.
 func proxyUserServerDeployment(serverHostPort int) *appsv1.Deployment {
-	d := proxyDeployment(userServerService,
+	d := addonHubDeployment(proxyAddon, userServerService,
 		corev1.Container{
 			Name: "controllers", Image: proxyImage, Command: []string{"/cluster-proxy"},
 			Args: []string{"controllers", "--certificates-namespace=" + addonHubNamespace,
