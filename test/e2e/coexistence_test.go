@@ -91,7 +91,7 @@ func TestUpstreamWritersAndTheBundleHandOverInPlace(t *testing.T) {
 	reachesAll("the bundle writing", consumerNS)
 	workers := multiKueueWorkers(ctx, t, g)
 	fleet := watchFleet(ctx, t, namespaces...)
-	fleet.followMultiKueue(ctx, t, workers)
+	fleet.followMultiKueue(t, workers)
 	t.Cleanup(func() { setUpstream(context.Background(), t, false) })
 
 	setUpstream(ctx, t, true)
@@ -233,15 +233,11 @@ func multiKueueWorkers(ctx context.Context, t *testing.T, g Gomega) []string {
 
 // followMultiKueue records, as something gone wrong, every version of the
 // named MultiKueueClusters that is not Active.
-func (w *fleetWatch) followMultiKueue(ctx context.Context, t *testing.T, names []string) {
+func (w *fleetWatch) followMultiKueue(t *testing.T, names []string) {
 	t.Helper()
-	cl, err := client.NewWithWatch(env.HubConfig(), client.Options{Scheme: hub.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(ocmlocal.MultiKueueClusterGVK.GroupVersion().WithKind(ocmlocal.MultiKueueClusterGVK.Kind + "List"))
-	w.follow(ctx, t, cl, "", list, func(obj runtime.Object) (string, []metav1.ManagedFieldsEntry, string) {
+	w.follow(t, "", list, func(obj runtime.Object) (string, []metav1.ManagedFieldsEntry, string) {
 		u := obj.(*unstructured.Unstructured)
 		if !slices.Contains(names, u.GetName()) {
 			return "", nil, ""
@@ -281,6 +277,9 @@ func runDoctor(t *testing.T) doctor.Report {
 // keeps every version's managed fields, to count writes and tell who made
 // them.
 type fleetWatch struct {
+	// ctx ends with the test, and every watch with it.
+	ctx    context.Context
+	client client.WithWatch
 	mu     sync.Mutex
 	events []fleetEvent
 	// wrong is what a consumer would have seen go wrong.
@@ -297,13 +296,13 @@ func watchFleet(ctx context.Context, t *testing.T, namespaces ...string) *fleetW
 	t.Helper()
 	ctx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
-	w := &fleetWatch{}
 	cl, err := client.NewWithWatch(env.HubConfig(), client.Options{Scheme: hub.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
+	w := &fleetWatch{ctx: ctx, client: cl}
 	for _, namespace := range namespaces {
-		w.follow(ctx, t, cl, namespace, &cpv1alpha1.ClusterProfileList{}, func(obj runtime.Object) (string, []metav1.ManagedFieldsEntry, string) {
+		w.follow(t, namespace, &cpv1alpha1.ClusterProfileList{}, func(obj runtime.Object) (string, []metav1.ManagedFieldsEntry, string) {
 			p := obj.(*cpv1alpha1.ClusterProfile)
 			name := "ClusterProfile " + p.Namespace + "/" + p.Name
 			for _, e := range p.Status.AccessProviders {
@@ -313,7 +312,7 @@ func watchFleet(ctx context.Context, t *testing.T, namespaces ...string) *fleetW
 			}
 			return name, p.ManagedFields, "has no " + consumer.ProxyProvider + " entry"
 		})
-		w.follow(ctx, t, cl, namespace, &corev1.SecretList{}, func(obj runtime.Object) (string, []metav1.ManagedFieldsEntry, string) {
+		w.follow(t, namespace, &corev1.SecretList{}, func(obj runtime.Object) (string, []metav1.ManagedFieldsEntry, string) {
 			s := obj.(*corev1.Secret)
 			if !strings.HasSuffix(s.Name, "-"+msaName) {
 				return "", nil, ""
@@ -326,9 +325,10 @@ func watchFleet(ctx context.Context, t *testing.T, namespaces ...string) *fleetW
 
 // follow watches one kind from now on (a RetryWatcher resumes after the
 // server closes the watch) and records its events.
-func (w *fleetWatch) follow(ctx context.Context, t *testing.T, cl client.WithWatch, namespace string, list client.ObjectList,
+func (w *fleetWatch) follow(t *testing.T, namespace string, list client.ObjectList,
 	read func(runtime.Object) (object string, fields []metav1.ManagedFieldsEntry, problem string)) {
 	t.Helper()
+	ctx, cl := w.ctx, w.client
 	if err := cl.List(ctx, list, client.InNamespace(namespace)); err != nil {
 		t.Fatal(err)
 	}
