@@ -74,7 +74,7 @@ $(OCM_BIN_DIR)/.built-$(OCM_VERSION): hack/ocmlocal.sh hack/_upstreammirror/main
 
 ## test: unit and integration tests (build: test/ocmlocal runs bin/clusterprofile-agent and -manager)
 test: envtest ocm-binaries build
-	$(GO) test ./... -count=1
+	$(GO) test ./... -count=1 -timeout 30m
 
 ## unit: tests that need no control plane (-short skips the end-to-end ones)
 unit:

@@ -258,6 +258,7 @@ func (k *kubelet) syncDeployment(ctx context.Context, d *appsv1.Deployment, key 
 		k.stopPod(p)
 		delete(k.pods, key)
 		k.mu.Unlock()
+		k.releaseLeaderLease(ctx, key)
 		p = nil
 	}
 	if p == nil {
@@ -319,6 +320,34 @@ func (k *kubelet) waitOnce(key, reason string) {
 	if k.waits[key] != reason {
 		k.waits[key] = reason
 		k.env.progressf("kubelet %s: %s waits: %s", k.cp.Name, key, reason)
+	}
+}
+
+// leaderLeases are the leader Leases of OCM's hub controllers, by
+// Deployment. These controllers exit on SIGTERM before client-go releases
+// their Lease (library-go's controllercmd ends the process first), so the
+// restarted pod would wait out the Lease, up to 2m43s, before it leads.
+var leaderLeases = map[string]string{
+	"open-cluster-management-hub/cluster-manager-registration-controller": "registration-controller-lock",
+}
+
+// releaseLeaderLease releases, once the old pod of a Deployment is gone, the
+// leader Lease it held, as client-go's graceful release does: no holder, a
+// one-second duration.
+func (k *kubelet) releaseLeaderLease(ctx context.Context, key string) {
+	name, ok := leaderLeases[key]
+	if !ok {
+		return
+	}
+	namespace, _, _ := strings.Cut(key, "/")
+	leases := k.client.CoordinationV1().Leases(namespace)
+	lease, err := leases.Get(ctx, name, metav1.GetOptions{})
+	if err != nil || ptr.Deref(lease.Spec.HolderIdentity, "") == "" {
+		return
+	}
+	lease.Spec.HolderIdentity, lease.Spec.LeaseDurationSeconds = nil, ptr.To[int32](1)
+	if _, err := leases.Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
+		k.env.progressf("kubelet %s: releasing Lease %s/%s of the stopped pod: %v", k.cp.Name, namespace, name, err)
 	}
 }
 
