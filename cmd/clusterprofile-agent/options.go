@@ -11,6 +11,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agent"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/damping"
 )
 
 // options are the command-line settings.
@@ -39,6 +40,8 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 	fs.IntVar(&a.UnhealthyNodeTolerance, "unhealthy-node-tolerance", 0,
 		"How many nodes may be not Ready or under pressure while AllNodesHealthy stays True.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 disables them.")
+	a.Facts = damping.Default()
+	a.Facts.AddFlags(fs)
 
 	zapOpts := &zap.Options{}
 	gofs := goflag.NewFlagSet("", goflag.ContinueOnError)

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agent"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/damping"
 )
 
 // The flags the addon's Deployment passes.
@@ -24,7 +25,7 @@ func TestParseOptionsDefaults(t *testing.T) {
 	}
 	want := options{
 		agent: agent.Options{ClusterName: "cluster1", AddonNamespace: "open-cluster-management-agent-addon",
-			Period: 30 * time.Second, LeaseStaleAfter: 60 * time.Second},
+			Period: 30 * time.Second, LeaseStaleAfter: 60 * time.Second, Facts: damping.Default()},
 		hubKubeconfig: "/var/run/hub/kubeconfig", probeAddr: ":8081",
 	}
 	if diff := cmp.Diff(want, *opts, cmp.AllowUnexported(options{})); diff != "" {
@@ -34,13 +35,15 @@ func TestParseOptionsDefaults(t *testing.T) {
 
 func TestParseOptionsEveryFlag(t *testing.T) {
 	opts, zapOpts, err := parseOptions(append(deploymentArgs, "--kubeconfig=/tmp/managed", "--period=45s",
-		"--lease-stale-after=2m", "--unhealthy-node-tolerance=2", "--zap-log-level=debug"))
+		"--lease-stale-after=2m", "--unhealthy-node-tolerance=2", "--zap-log-level=debug",
+		"--facts-min-interval=10m", "--facts-significant-change=0.25", "--facts-refresh=2h"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := opts.agent
 	if opts.kubeconfig != "/tmp/managed" || a.Period != 45*time.Second || a.LeaseStaleAfter != 2*time.Minute ||
-		a.UnhealthyNodeTolerance != 2 || zapOpts.Level == nil {
+		a.UnhealthyNodeTolerance != 2 || zapOpts.Level == nil ||
+		a.Facts != (damping.Rule{MinInterval: 10 * time.Minute, SignificantFraction: 0.25, Refresh: 2 * time.Hour}) {
 		t.Errorf("unexpected options: %+v", opts)
 	}
 }

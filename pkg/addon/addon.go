@@ -30,6 +30,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/damping"
 )
 
 // Options are the agent settings every managed cluster gets. Per-cluster
@@ -44,11 +45,13 @@ type Options struct {
 	LeaseStaleAfter time.Duration
 	// UnhealthyNodeTolerance is how many unhealthy nodes AllNodesHealthy tolerates.
 	UnhealthyNodeTolerance int
+	// Facts is the write budget of the agent's claims, the mirror's too.
+	Facts damping.Rule
 }
 
 // DefaultOptions are the agent defaults.
 func DefaultOptions(image string) Options {
-	return Options{Image: image, Period: 30 * time.Second, LeaseStaleAfter: 60 * time.Second}
+	return Options{Image: image, Period: 30 * time.Second, LeaseStaleAfter: 60 * time.Second, Facts: damping.Default()}
 }
 
 // NewAgentAddon builds the addon: its Manifests build the agent's objects

@@ -72,7 +72,7 @@ func TestManifestsPerCluster(t *testing.T) {
 				"--addon-namespace=" + tc.namespace,
 				"--period=30s",
 				"--lease-stale-after=1m0s",
-				"--unhealthy-node-tolerance=0",
+				"--unhealthy-node-tolerance=0", "--facts-min-interval=5m0s", "--facts-significant-change=0.1", "--facts-refresh=1h0m0s",
 				"--health-probe-bind-address=:8081",
 			}
 			if diff := cmp.Diff(wantArgs, c.Args); diff != "" {

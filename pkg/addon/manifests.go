@@ -2,6 +2,7 @@ package addon
 
 import (
 	"fmt"
+	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -147,6 +148,9 @@ func agentContainer(s agentSettings) corev1.Container {
 			"--period=" + s.Period.String(),
 			"--lease-stale-after=" + s.LeaseStaleAfter.String(),
 			fmt.Sprintf("--unhealthy-node-tolerance=%d", s.UnhealthyNodeTolerance),
+			"--facts-min-interval=" + s.Facts.MinInterval.String(),
+			"--facts-significant-change=" + strconv.FormatFloat(s.Facts.SignificantFraction, 'g', -1, 64),
+			"--facts-refresh=" + s.Facts.Refresh.String(),
 			fmt.Sprintf("--health-probe-bind-address=:%d", probePort),
 		},
 		SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),

@@ -27,6 +27,8 @@ import (
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned/typed/cluster/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/damping"
 )
 
 // Defaults of Options.
@@ -67,6 +69,11 @@ type Options struct {
 	// even when it believes them current, so that conditions another writer
 	// dropped come back. Zero means DefaultHubResync.
 	HubResync time.Duration
+	// Facts is the write budget of the claims (node counts and resource
+	// sums), which the mirror applies again to the properties it makes of
+	// them. The zero rule publishes every change once MinWriteInterval
+	// allows; the conditions are never held by it.
+	Facts damping.Rule
 }
 
 func (o *Options) complete() error {
@@ -81,6 +88,9 @@ func (o *Options) complete() error {
 		return fmt.Errorf("the lease staleness must be positive, not %s", o.LeaseStaleAfter)
 	case o.UnhealthyNodeTolerance < 0:
 		return fmt.Errorf("the unhealthy node tolerance must not be negative, not %d", o.UnhealthyNodeTolerance)
+	}
+	if err := o.Facts.Validate(); err != nil {
+		return err
 	}
 	if o.MinWriteInterval <= 0 {
 		o.MinWriteInterval = DefaultMinWriteInterval
@@ -277,6 +287,7 @@ func (a *Agent) reportClaims(ctx context.Context, want map[string]string, now ti
 		return fmt.Errorf("listing ClusterClaims: %w", err)
 	}
 	plan := PlanClaims(want, existing.Items)
+	facts := a.opts.Facts.Decide(agentClaimValues(existing.Items), plan.Writable(want), a.lastClaimsWrite, now)
 	if len(plan.Foreign) > 0 {
 		logger.V(1).Info("ClusterClaims without the agent's label hold names the agent publishes; left alone", "claims", plan.Foreign)
 	}
@@ -286,6 +297,9 @@ func (a *Agent) reportClaims(ctx context.Context, want map[string]string, now ti
 	switch {
 	case plan.Empty():
 		logger.V(4).Info("ClusterClaims up to date")
+		return nil
+	case !facts.Publish:
+		logger.V(4).Info("ClusterClaims changed; held back by the facts' write budget", "change", facts.Change.String(), "wait", facts.Wait.String())
 		return nil
 	case !a.due(a.lastClaimsWrite, now):
 		logger.V(4).Info("ClusterClaims changed; writing after the minimum interval", "lastWrite", a.lastClaimsWrite)

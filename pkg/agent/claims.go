@@ -115,6 +115,29 @@ func PlanClaims(want map[string]string, existing []clusterv1alpha1.ClusterClaim)
 	return plan
 }
 
+// Writable is want without the names the plan never writes (foreign and
+// unlisted): the facts the write budget compares with agentClaimValues.
+func (p ClaimsPlan) Writable(want map[string]string) map[string]string {
+	out := make(map[string]string, len(want))
+	for name, value := range want {
+		if !slices.Contains(p.Foreign, name) && !slices.Contains(p.Unlisted, name) {
+			out[name] = value
+		}
+	}
+	return out
+}
+
+// agentClaimValues are the values of the agent's claims among existing.
+func agentClaimValues(existing []clusterv1alpha1.ClusterClaim) map[string]string {
+	out := map[string]string{}
+	for i := range existing {
+		if isAgentClaim(&existing[i]) {
+			out[existing[i].Name] = existing[i].Spec.Value
+		}
+	}
+	return out
+}
+
 // listedClaims splits want into the claims named in agentapi.Claims and,
 // sorted, the names of the others.
 func listedClaims(want map[string]string) (map[string]string, []string) {

@@ -1,0 +1,72 @@
+package agent
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterfake "open-cluster-management.io/api/client/cluster/clientset/versioned/fake"
+	"open-cluster-management.io/api/client/cluster/clientset/versioned/typed/cluster/v1alpha1"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/damping"
+)
+
+// TestClaimsFollowTheFactsBudget drives reportClaims through an autoscaling
+// cluster's node counts and checks, round by round, what the claims on the
+// managed cluster say: a change goes out at once after a quiet spell, then
+// at most once per minimum interval and only when significant, and noise
+// waits for the refresh.
+func TestClaimsFollowTheFactsBudget(t *testing.T) {
+	claims := clusterfake.NewSimpleClientset().ClusterV1alpha1().ClusterClaims()
+	a := &Agent{opts: Options{MinWriteInterval: DefaultMinWriteInterval, Facts: damping.Default()}, claims: claims}
+	rounds := []struct {
+		at        time.Duration
+		nodes     string
+		published string
+	}{
+		{at: 0, nodes: "10", published: "10"},
+		{at: 30 * time.Second, nodes: "11", published: "10"}, // noise
+		{at: 2 * time.Minute, nodes: "20", published: "10"},  // significant, inside the interval
+		{at: 5 * time.Minute, nodes: "20", published: "20"},  // the interval has passed
+		{at: 5*time.Minute + 30*time.Second, nodes: "40", published: "20"},
+		{at: 10 * time.Minute, nodes: "41", published: "41"}, // significant against what was published
+		{at: 20 * time.Minute, nodes: "42", published: "41"}, // noise waits for the refresh
+		{at: 70 * time.Minute, nodes: "42", published: "42"}, // refreshed
+	}
+	for _, r := range rounds {
+		now := testNow.Add(r.at)
+		if err := a.reportClaims(context.Background(), map[string]string{agentapi.ClaimNodes: r.nodes}, now); err != nil {
+			t.Fatalf("at %s: %v", r.at, err)
+		}
+		if diff := cmp.Diff(map[string]string{agentapi.ClaimNodes: r.published}, claimValues(t, claims)); diff != "" {
+			t.Errorf("at %s, nodes %s: claims (-want +got):\n%s", r.at, r.nodes, diff)
+		}
+	}
+}
+
+// TestClaimsWithoutDampingFollowEveryChange is the zero rule: the write
+// floor alone.
+func TestClaimsWithoutDampingFollowEveryChange(t *testing.T) {
+	claims := clusterfake.NewSimpleClientset().ClusterV1alpha1().ClusterClaims()
+	a := &Agent{opts: Options{MinWriteInterval: DefaultMinWriteInterval}, claims: claims}
+	for i, nodes := range []string{"10", "11", "12"} {
+		if err := a.reportClaims(context.Background(), map[string]string{agentapi.ClaimNodes: nodes}, testNow.Add(time.Duration(i)*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(map[string]string{agentapi.ClaimNodes: nodes}, claimValues(t, claims)); diff != "" {
+			t.Errorf("claims (-want +got):\n%s", diff)
+		}
+	}
+}
+
+func claimValues(t *testing.T, claims v1alpha1.ClusterClaimInterface) map[string]string {
+	t.Helper()
+	list, err := claims.List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return agentClaimValues(list.Items)
+}
