@@ -41,6 +41,11 @@ var (
 		Help:      "Cluster claims left out of profile properties because the ClusterProfile schema would reject them (counted when first reported).",
 	})
 
+	factsHeld = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Subsystem: subsystem,
+		Name:      "facts_held_total",
+		Help:      "Reconciles of a cluster whose changed facts (properties from claims) the write budget held back instead of writing, by change (significant, insignificant).",
+	}, []string{"change"})
 	nameClashes = prometheus.NewCounter(prometheus.CounterOpts{
 		Subsystem: subsystem,
 		Name:      "name_clashes_total",
@@ -104,7 +109,7 @@ var (
 // Register adds the metrics to controller-runtime's registry; safe to call more than once.
 func Register() {
 	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(profileWrites, writeErrors, skippedClaims, nameClashes, mirrorPassive, atomicStatusLists,
+		metrics.Registry.MustRegister(profileWrites, writeErrors, skippedClaims, factsHeld, nameClashes, mirrorPassive, atomicStatusLists,
 			syncedSecretWrites, syncedSecretCollisions, capabilityWaiting, admissionPoliciesIntact, admissionPolicyProblems,
 			yieldingToUpstream)
 	})
@@ -120,6 +125,10 @@ func ProfileWrite(writer, operation string, err error) {
 		errors.Inc()
 	}
 }
+
+// FactsHeld counts one reconcile whose changed facts the write budget held
+// back; change is damping.Change's name, lowercased.
+func FactsHeld(change string) { factsHeld.WithLabelValues(change).Inc() }
 
 // Name is the full name of one of this project's metrics: the subsystem
 // prefix and name.

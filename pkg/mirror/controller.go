@@ -7,7 +7,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -16,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	addonapiv1beta1 "open-cluster-management.io/api/addon/v1beta1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
@@ -33,6 +36,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/damping"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/eventnote"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 )
@@ -51,6 +55,11 @@ type Options struct {
 	// Deletions, when set, forecasts this mirror's deletions for the access
 	// providers once it is set up.
 	Deletions *Deletions
+	// Facts is the write budget of the properties made of claims (the zero
+	// rule writes every change at once).
+	Facts damping.Rule
+	// Clock times the budget (the real clock when nil).
+	Clock clock.PassiveClock
 }
 
 // Reconciler publishes one ManagedCluster as ClusterProfiles.
@@ -66,12 +75,16 @@ type Reconciler struct {
 	guard       *coexistence.Guard
 	reports     *reportonce.Memory
 	agents      bool
+	facts       damping.Rule
+	clock       clock.PassiveClock
+	// published is when each cluster's facts last went out.
+	published *publications
 }
 
 // NewReconciler builds a mirror that reads through c (normally the cache)
 // and writes profiles through profiles.
 func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options) *Reconciler {
-	return &Reconciler{
+	r := &Reconciler{
 		client:      c,
 		writer:      clusterprofile.NewWriter(Writer, c),
 		recorder:    recorder,
@@ -79,7 +92,14 @@ func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options)
 		guard:       opts.Guard,
 		reports:     reportonce.New(),
 		agents:      opts.AgentReports,
+		facts:       opts.Facts,
+		clock:       opts.Clock,
+		published:   &publications{},
 	}
+	if r.clock == nil {
+		r.clock = clock.RealClock{}
+	}
+	return r
 }
 
 // Setup registers the mirror's controller with the manager (the indexes it
@@ -151,17 +171,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	desired := DesiredProfiles(cluster, world)
-	steps, planErr := plan(planInput{
+	now := r.clock.Now()
+	planned, planErr := plan(planInput{
 		clusterName: req.Name, managerName: r.managerName, desired: desired,
 		existing: existing, namespaces: world.Namespaces, listMaps: listMaps,
+		facts: factsBudget{rule: r.facts, lastPublished: r.published.at(req.Name), now: now},
 	})
-	r.reportFindings(ctx, cluster, req.Name, desired, steps)
+	r.reportFindings(ctx, cluster, req.Name, desired, planned.steps)
 	r.reportClusterNamespaces(ctx, world)
-	if len(steps) == 0 {
-		log.V(4).Info("ClusterProfiles up to date", "profiles", len(desired.Profiles))
-		return ctrl.Result{}, planErr
+	r.reportHeldFacts(ctx, desired, planned)
+	if len(desired.Profiles) == 0 {
+		r.published.forget(req.Name)
 	}
-	return clusterprofile.ResultFor(ctx, errors.Join(planErr, r.execute(ctx, cluster, steps)))
+	if len(planned.steps) == 0 {
+		log.V(4).Info("ClusterProfiles up to date", "profiles", len(desired.Profiles))
+		return ctrl.Result{RequeueAfter: planned.factsHeldFor}, planErr
+	}
+	result, err := clusterprofile.ResultFor(ctx, errors.Join(planErr, r.execute(ctx, cluster, planned.steps, now)))
+	if err == nil && result.RequeueAfter == 0 {
+		result.RequeueAfter = planned.factsHeldFor
+	}
+	return result, err
 }
 
 // readWorld reads the sets, the bindings of the sets that contain the
@@ -225,16 +255,37 @@ func (r *Reconciler) agentReport(ctx context.Context, cluster string) (*AgentRep
 }
 
 // execute carries out the steps; one failing profile does not stop the rest.
-func (r *Reconciler) execute(ctx context.Context, cluster *clusterv1.ManagedCluster, steps []step) error {
+// A write that published facts at now starts the cluster's next interval.
+func (r *Reconciler) execute(ctx context.Context, cluster *clusterv1.ManagedCluster, steps []step, now time.Time) error {
 	var errs []error
 	for _, s := range steps {
 		if err := r.executeStep(ctx, s); err != nil {
 			r.reportWriteFailure(cluster, s.key, s.current, err)
 			errs = append(errs, err)
+			continue
+		}
+		if s.publishesFacts {
+			r.published.record(s.key.Name, now)
 		}
 	}
 	return errors.Join(errs...)
 }
+
+// publications remembers when each cluster's facts last went out. It is
+// lost with the process: after a restart a cluster's first change goes out
+// at once, which costs at most one write per cluster.
+type publications struct{ last sync.Map }
+
+func (p *publications) at(cluster string) time.Time {
+	if t, ok := p.last.Load(cluster); ok {
+		return t.(time.Time)
+	}
+	return time.Time{}
+}
+
+func (p *publications) record(cluster string, at time.Time) { p.last.Store(cluster, at) }
+
+func (p *publications) forget(cluster string) { p.last.Delete(cluster) }
 
 func (r *Reconciler) executeStep(ctx context.Context, s step) error {
 	log := ctrl.LoggerFrom(ctx).WithValues("clusterProfile", klog.KRef(s.key.Namespace, s.key.Name))

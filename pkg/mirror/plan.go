@@ -3,14 +3,17 @@ package mirror
 import (
 	"errors"
 	"sort"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/damping"
 )
 
 // Writer is who the mirror writes as: its field manager, the conditions and
@@ -37,6 +40,29 @@ type step struct {
 	delete bool
 	// clashWith names the other cluster manager holding the profile's name.
 	clashWith string
+	// publishesFacts tells whether write publishes changed facts, which
+	// starts the cluster's next minimum interval once it succeeds.
+	publishesFacts bool
+}
+
+// planned is plan's answer.
+type planned struct {
+	steps []step
+	// factsHeldFor is, when the write budget holds back changed facts of
+	// some profile, how long until they may go out; factsHeld is the
+	// largest change held.
+	factsHeldFor time.Duration
+	factsHeld    damping.Change
+}
+
+// factsBudget is the write budget of the cluster's facts (the properties
+// made of its claims) at the moment of planning.
+type factsBudget struct {
+	rule damping.Rule
+	// lastPublished is when the cluster's facts last went out (zero: not
+	// since this process started).
+	lastPublished time.Time
+	now           time.Time
 }
 
 // planInput is everything plan decides from.
@@ -49,58 +75,116 @@ type planInput struct {
 	namespaces map[string]membership.NamespaceState
 	// listMaps is false when the installed CRD's status lists are atomic.
 	listMaps bool
+	facts    factsBudget
 }
 
 // plan compares desired with existing and returns the writes that close the
 // gap, in namespace order. It does no I/O.
-func plan(in planInput) ([]step, error) {
+func plan(in planInput) (planned, error) {
 	existing := make(map[string]*cpv1alpha1.ClusterProfile, len(in.existing))
 	for _, p := range in.existing {
 		existing[p.Namespace] = p
 	}
-	var steps []step
+	var out planned
 	var errs []error
 	for _, ns := range sortedKeys(in.desired.Profiles) {
-		s, err := planWanted(in, ns, existing[ns])
+		s, held, err := planWanted(in, ns, existing[ns])
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		if s != nil {
-			steps = append(steps, *s)
+			out.steps = append(out.steps, *s)
 		}
+		if held.Wait > 0 && (out.factsHeldFor == 0 || held.Wait < out.factsHeldFor) {
+			out.factsHeldFor = held.Wait
+		}
+		out.factsHeld = max(out.factsHeld, held.Change)
 	}
 	for _, ns := range sortedKeys(existing) {
 		p := existing[ns]
 		if _, wanted := in.desired.Profiles[ns]; wanted || !deletesUnwanted(p, in.managerName, in.namespaces[ns]) {
 			continue
 		}
-		steps = append(steps, step{key: types.NamespacedName{Namespace: ns, Name: p.Name}, current: p, delete: true})
+		out.steps = append(out.steps, step{key: types.NamespacedName{Namespace: ns, Name: p.Name}, current: p, delete: true})
 	}
-	return steps, errors.Join(errs...)
+	return out, errors.Join(errs...)
 }
 
-func planWanted(in planInput, ns string, current *cpv1alpha1.ClusterProfile) (*step, error) {
+// planWanted plans the write of the profile in ns. Changed facts the budget
+// holds back are left as current has them, unless something else is written
+// anyway: then they ride along, as that write costs consumers the same.
+func planWanted(in planInput, ns string, current *cpv1alpha1.ClusterProfile) (*step, damping.Decision, error) {
 	key := types.NamespacedName{Namespace: ns, Name: in.clusterName}
 	switch {
 	case current != nil && !managedBy(current, in.managerName):
-		return &step{key: key, current: current, clashWith: current.Spec.ClusterManager.Name}, nil
+		return &step{key: key, current: current, clashWith: current.Spec.ClusterManager.Name}, damping.Decision{}, nil
 	case current != nil && !current.DeletionTimestamp.IsZero():
-		return nil, nil // the delete event brings us back to recreate it
+		return nil, damping.Decision{}, nil // the delete event brings us back to recreate it
 	}
+	facts := in.desired.Status.Properties
+	decision := damping.Decision{Publish: true}
+	if current != nil {
+		decision = in.facts.rule.Decide(propertyValues(current.Status.Properties, facts), propertyValues(facts, facts),
+			in.facts.lastPublished, in.facts.now)
+	}
+	if !decision.Publish {
+		write, err := planWrite(in, key, ns, current, heldFacts(facts, current.Status.Properties))
+		if err != nil || write == nil {
+			return nil, decision, err
+		}
+	}
+	write, err := planWrite(in, key, ns, current, facts)
+	if err != nil || write == nil {
+		return nil, damping.Decision{}, err
+	}
+	// A created profile publishes the facts too.
+	publishes := current == nil || decision.Change != damping.Unchanged
+	return &step{key: key, current: current, write: write, publishesFacts: publishes}, damping.Decision{}, nil
+}
+
+// planWrite plans the write of the profile in ns carrying facts.
+func planWrite(in planInput, key types.NamespacedName, ns string, current *cpv1alpha1.ClusterProfile, facts []cpv1alpha1.Property) (*profilewrite.Write, error) {
 	meta := profileMeta(key, in.desired.Profiles[ns], in.managerName)
-	status := in.desired.StatusIn(ns)
+	desired := in.desired
+	desired.Status.Properties = facts
+	status := desired.StatusIn(ns)
 	desire := profilewrite.Desire{Meta: &meta, Status: profilewrite.StatusApply{
 		NamespacedName: key,
 		Version:        status.Version,
 		Conditions:     status.Conditions,
 		Properties:     status.Properties,
 	}}
-	write, err := profilewrite.Plan(current, desire, in.listMaps, Writer)
-	if err != nil || write == nil {
-		return nil, err
+	return profilewrite.Plan(current, desire, in.listMaps, Writer)
+}
+
+// propertyValues are the values in properties of the names in facts.
+func propertyValues(properties, facts []cpv1alpha1.Property) map[string]string {
+	names := make(sets.Set[string], len(facts))
+	for _, f := range facts {
+		names.Insert(f.Name)
 	}
-	return &step{key: key, current: current, write: write}, nil
+	out := make(map[string]string, len(facts))
+	for _, p := range properties {
+		if names.Has(p.Name) {
+			out[p.Name] = p.Value
+		}
+	}
+	return out
+}
+
+// heldFacts are facts as published: each with its current value, those not
+// published yet left out. A fact that is no longer wanted is not among them
+// and so is withdrawn at once: nothing the mirror does not publish is held.
+func heldFacts(facts, current []cpv1alpha1.Property) []cpv1alpha1.Property {
+	published := propertyValues(current, facts)
+	held := make([]cpv1alpha1.Property, 0, len(facts))
+	for _, f := range facts {
+		if value, ok := published[f.Name]; ok {
+			held = append(held, cpv1alpha1.Property{Name: f.Name, Value: value})
+		}
+	}
+	return held
 }
 
 // deletesUnwanted tells whether the mirror deletes p once no namespace

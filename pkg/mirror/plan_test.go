@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +14,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/damping"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
 
@@ -178,7 +180,7 @@ func TestPlan(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			steps, err := plan(planInput{
+			planned, err := plan(planInput{
 				clusterName: "c1", managerName: testManager,
 				desired:  Desired{Profiles: tc.desired, Status: tc.status},
 				existing: tc.existing, namespaces: tc.namespaces, listMaps: true,
@@ -186,6 +188,7 @@ func TestPlan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			steps := planned.steps
 			if diff := cmp.Diff(tc.want, planView(steps)); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)
 			}
@@ -234,7 +237,7 @@ func TestPlanOnAtomicStatusLists(t *testing.T) {
 			if tc.existing != nil {
 				existing = append(existing, tc.existing)
 			}
-			steps, err := plan(planInput{
+			planned, err := plan(planInput{
 				clusterName: "c1", managerName: testManager,
 				desired:  Desired{Profiles: map[string]string{"a": "dev"}, Status: testStatus},
 				existing: existing, listMaps: false,
@@ -242,6 +245,7 @@ func TestPlanOnAtomicStatusLists(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			steps := planned.steps
 			if diff := cmp.Diff(tc.wantSteps, planView(steps)); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)
 			}
@@ -261,6 +265,100 @@ func TestPlanOnAtomicStatusLists(t *testing.T) {
 			}
 			if meta := steps[0].write.Meta; meta == nil || meta.Annotations[AnnotationMirroredProperties] != `["region"]` {
 				t.Errorf("the metadata must record the mirrored property names, got %+v", meta)
+			}
+		})
+	}
+}
+
+// TestPlanHoldsChangedFactsWithinTheBudget: properties made of claims go out
+// at most once per minimum interval, and only when significant or at the
+// refresh; anything else the mirror writes goes out at once and takes the
+// changed facts with it.
+func TestPlanHoldsChangedFactsWithinTheBudget(t *testing.T) {
+	now := utiltesting.ConditionTime.Add(24 * time.Hour)
+	region := cpv1alpha1.Property{Name: "region", Value: "eu"}
+	nodes := func(n string) cpv1alpha1.Property { return cpv1alpha1.Property{Name: "nodes", Value: n} }
+	statusWith := func(conditionStatus metav1.ConditionStatus, properties ...cpv1alpha1.Property) Status {
+		s := testStatus
+		s.Conditions = []metav1.Condition{{Type: "Joined", Status: conditionStatus, Reason: "ManagedClusterJoined",
+			LastTransitionTime: utiltesting.ConditionTime}}
+		s.Properties = properties
+		return s
+	}
+	published := mirrored("a", "dev", statusWith(metav1.ConditionTrue, nodes("10"), region))
+
+	cases := map[string]struct {
+		rule          damping.Rule
+		lastPublished time.Duration // ago; 0: never
+		desired       Status
+		wantSteps     map[string]string
+		wantFacts     []cpv1alpha1.Property // sent, when a step is planned
+		wantPublishes bool
+		wantHeldFor   time.Duration
+	}{
+		"noise inside the interval waits for the refresh": {
+			rule: damping.Default(), lastPublished: time.Minute, desired: statusWith(metav1.ConditionTrue, nodes("11"), region),
+			wantSteps: map[string]string{}, wantHeldFor: 59 * time.Minute,
+		},
+		"a significant change inside the interval waits for its end": {
+			rule: damping.Default(), lastPublished: time.Minute, desired: statusWith(metav1.ConditionTrue, nodes("20"), region),
+			wantSteps: map[string]string{}, wantHeldFor: 4 * time.Minute,
+		},
+		"a new fact inside the interval waits for its end": {
+			rule: damping.Default(), lastPublished: time.Minute,
+			desired:   statusWith(metav1.ConditionTrue, nodes("10"), region, cpv1alpha1.Property{Name: "gpus", Value: "8"}),
+			wantSteps: map[string]string{}, wantHeldFor: 4 * time.Minute,
+		},
+		"a significant change after the interval goes out": {
+			rule: damping.Default(), lastPublished: 6 * time.Minute, desired: statusWith(metav1.ConditionTrue, nodes("20"), region),
+			wantSteps: map[string]string{"a": "status"}, wantFacts: []cpv1alpha1.Property{nodes("20"), region}, wantPublishes: true,
+		},
+		"a condition change goes out at once and takes held facts along": {
+			rule: damping.Default(), lastPublished: time.Minute, desired: statusWith(metav1.ConditionFalse, nodes("11"), region),
+			wantSteps: map[string]string{"a": "status"}, wantFacts: []cpv1alpha1.Property{nodes("11"), region}, wantPublishes: true,
+		},
+		"a withdrawn fact goes at once": {
+			rule: damping.Default(), lastPublished: time.Minute, desired: statusWith(metav1.ConditionTrue, nodes("10")),
+			wantSteps: map[string]string{"a": "status"}, wantFacts: []cpv1alpha1.Property{nodes("10")},
+		},
+		"the first change since the start goes out at once": {
+			rule: damping.Default(), desired: statusWith(metav1.ConditionTrue, nodes("11"), region),
+			wantSteps: map[string]string{"a": "status"}, wantFacts: []cpv1alpha1.Property{nodes("11"), region}, wantPublishes: true,
+		},
+		"without damping every change goes out": {
+			rule: damping.Off(), lastPublished: time.Second, desired: statusWith(metav1.ConditionTrue, nodes("11"), region),
+			wantSteps: map[string]string{"a": "status"}, wantFacts: []cpv1alpha1.Property{nodes("11"), region}, wantPublishes: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			budget := factsBudget{rule: tc.rule, now: now}
+			if tc.lastPublished > 0 {
+				budget.lastPublished = now.Add(-tc.lastPublished)
+			}
+			planned, err := plan(planInput{
+				clusterName: "c1", managerName: testManager, listMaps: true, facts: budget,
+				desired:  Desired{Profiles: map[string]string{"a": "dev"}, Status: tc.desired},
+				existing: []*cpv1alpha1.ClusterProfile{published.DeepCopy()},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantSteps, planView(planned.steps)); diff != "" {
+				t.Errorf("plan (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantHeldFor, planned.factsHeldFor); diff != "" {
+				t.Errorf("held for (-want +got):\n%s", diff)
+			}
+			if len(planned.steps) == 0 {
+				return
+			}
+			s := planned.steps[0]
+			if diff := cmp.Diff(tc.wantFacts, s.write.Status.Apply.Properties); diff != "" {
+				t.Errorf("properties sent (-want +got):\n%s", diff)
+			}
+			if s.publishesFacts != tc.wantPublishes {
+				t.Errorf("publishesFacts = %v, want %v", s.publishesFacts, tc.wantPublishes)
 			}
 		})
 	}

@@ -135,3 +135,14 @@ func (r *Reconciler) event(regarding, related runtime.Object, eventType, reason,
 		r.recorder.Eventf(regarding, related, eventType, reason, actionMirror, note, args...)
 	}
 }
+
+// reportHeldFacts counts and logs changed facts the write budget holds back;
+// the requeue publishes them when it allows.
+func (r *Reconciler) reportHeldFacts(ctx context.Context, desired Desired, p planned) {
+	if p.factsHeldFor == 0 {
+		return
+	}
+	metrics.FactsHeld(strings.ToLower(p.factsHeld.String()))
+	ctrl.LoggerFrom(ctx).V(4).Info("Changed facts held back by the write budget", "change", p.factsHeld.String(),
+		"wait", p.factsHeldFor.String(), "profiles", len(desired.Profiles))
+}

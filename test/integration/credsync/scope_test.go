@@ -7,11 +7,9 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
@@ -164,13 +162,8 @@ func unscopedCopies(g Gomega, ctx context.Context) int {
 
 // gauge reads a gauge without labels from the manager's metrics registry.
 func gauge(g Gomega, name string) float64 {
-	families, err := ctrlmetrics.Registry.Gather()
+	value, found, err := framework.MetricValue(name, nil)
 	g.Expect(err).NotTo(HaveOccurred())
-	for _, f := range families {
-		if f.GetName() == name && f.GetType() == dto.MetricType_GAUGE && len(f.GetMetric()) == 1 {
-			return f.GetMetric()[0].GetGauge().GetValue()
-		}
-	}
-	g.Expect(name).To(BeEmpty(), "no gauge %s among %d families", name, len(families))
-	return 0
+	g.Expect(found).To(BeTrue(), "no gauge %s", name)
+	return value
 }
