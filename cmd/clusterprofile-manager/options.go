@@ -20,6 +20,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/hubmanager"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/multikueue"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/damping"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/memlimit"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/version"
 )
@@ -84,6 +85,8 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 	fs.DurationVar(&m.AdmissionPoliciesCheckPeriod, "admission-policies-check-period", hubmanager.DefaultAdmissionPoliciesCheckPeriod,
 		"How often the admission policies are checked.")
 	addGatedCapabilityFlags(fs, m)
+	m.Facts = damping.Default()
+	m.Facts.AddFlags(fs)
 	fs.Float32Var(&o.qps, "kube-api-qps", 50, "Queries per second allowed towards the hub API server.")
 	fs.IntVar(&o.burst, "kube-api-burst", 100, "Burst of queries allowed towards the hub API server.")
 
@@ -99,6 +102,9 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 		return nil, nil, err
 	}
 	m.InsecureMetrics = !o.metricsSecure
+	if err := m.Facts.Validate(); err != nil {
+		return nil, nil, err
+	}
 	if m.ClusterManagerName == "" {
 		return nil, nil, fmt.Errorf("--cluster-manager-name must not be empty")
 	}

@@ -2,9 +2,12 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/hubmanager"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/damping"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/version"
 )
 
@@ -38,6 +41,8 @@ func TestParseOptionsDefaultsAndErrors(t *testing.T) {
 		{"--feature-gates=NoSuchGate=true"},
 		{"--cluster-manager-name="},
 		{"--no-such-flag"},
+		{"--facts-min-interval=1h", "--facts-refresh=10m"},
+		{"--facts-significant-change=-1"},
 	} {
 		if _, _, err := parseOptions(args); err == nil {
 			t.Errorf("parseOptions(%v) should fail", args)
@@ -111,5 +116,28 @@ func TestAgentImageFollowsTheRelease(t *testing.T) {
 		if got := agentImageFor(release); got != want {
 			t.Errorf("agentImageFor(%q) = %q, want %q", release, got, want)
 		}
+	}
+}
+
+// The write budget defaults to damping.Default, and the agent gets the
+// manager's: one rule for both publishers of facts.
+func TestFactsBudgetIsSharedWithTheAgent(t *testing.T) {
+	opts, _, err := parseOptions(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.manager.Facts != damping.Default() {
+		t.Errorf("default facts budget = %+v, want %+v", opts.manager.Facts, damping.Default())
+	}
+	opts, _, err = parseOptions([]string{"--facts-min-interval=10m", "--facts-significant-change=0.2", "--facts-refresh=3h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := damping.Rule{MinInterval: 10 * time.Minute, SignificantFraction: 0.2, Refresh: 3 * time.Hour}
+	if opts.manager.Facts != want {
+		t.Errorf("facts budget = %+v, want %+v", opts.manager.Facts, want)
+	}
+	if got := hubmanager.AgentOptions(opts.manager).Facts; got != want {
+		t.Errorf("the agent's facts budget = %+v, want the manager's %+v", got, want)
 	}
 }

@@ -30,6 +30,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/multikueue"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/damping"
 )
 
 // Options configure the manager; cmd/clusterprofile-manager maps its flags here.
@@ -57,6 +58,9 @@ type Options struct {
 	UnscopedTokens credsync.UnscopedTokens
 	// Agent configures the cluster-profile-agent addon (gate ClusterProfileAgent).
 	Agent addon.Options
+	// Facts is the write budget of drifting facts: the mirror's properties
+	// made of claims, and the agent's claims (Agent.Facts is set from it).
+	Facts damping.Rule
 	// MultiKueue configures the MultiKueue integration (gate
 	// ClusterProfileMultiKueue); its ManagerName is set from ClusterManagerName.
 	MultiKueue multikueue.Options
@@ -172,6 +176,13 @@ func controllerOptions(c config.Controller) config.Controller {
 	return c
 }
 
+// AgentOptions are the agent's settings, under the manager's write budget.
+func AgentOptions(opts Options) addon.Options {
+	agent := opts.Agent
+	agent.Facts = opts.Facts
+	return agent
+}
+
 // Capabilities is what the manager can do, each behind its gate: set up
 // when the gate is on (once its APIs are served), torn down when it is off.
 func Capabilities(opts Options) []capability.Capability {
@@ -189,11 +200,12 @@ func Capabilities(opts Options) []capability.Capability {
 			Workers:      opts.MirrorWorkers,
 			AgentReports: opts.FeatureGates.Enabled(features.ClusterProfileAgent),
 			Deletions:    deletions,
+			Facts:        opts.Facts,
 		}),
 		accessprovider.ProxyCapability(access),
 		accessprovider.DirectCapability(access),
 		credsync.Capability(credSyncerOptions(opts, access)),
-		addon.Capability(opts.Agent),
+		addon.Capability(AgentOptions(opts)),
 		multikueue.Capability(multikueue.Options{ManagerName: opts.ClusterManagerName,
 			Namespace: opts.MultiKueue.Namespace, ConfigName: opts.MultiKueue.ConfigName}),
 	}

@@ -17,6 +17,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/hubmanager"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/multikueue"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/damping"
 )
 
 // RequestCounter counts the requests a client sends, by method, for one
@@ -103,6 +104,8 @@ type ManagerOptions struct {
 	MultiKueue multikueue.Options
 	// UnscopedTokens is where unscoped tokens go (everywhere when empty).
 	UnscopedTokens credsync.UnscopedTokens
+	// Facts is the write budget of drifting facts (off when zero).
+	Facts damping.Rule
 }
 
 // StartManager runs clusterprofile-manager, wired exactly as the binary, until
@@ -133,6 +136,7 @@ func StartManager(t testing.TB, env *Env, opts ManagerOptions) (stop func()) {
 		ProxyEndpoint:           opts.ProxyEndpoint,
 		MultiKueue:              opts.MultiKueue,
 		UnscopedTokens:          opts.UnscopedTokens,
+		Facts:                   opts.Facts,
 		GracefulShutdownTimeout: 5 * time.Second,
 		// Several managers run in one test binary, one after another.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
