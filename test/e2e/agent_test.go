@@ -142,7 +142,7 @@ func TestAgentAddonEnabledAsClusteradmDoes(t *testing.T) {
 	ctx, g := context.Background(), NewWithT(t)
 	g.SetDefaultEventuallyTimeout(timeout)
 	g.SetDefaultEventuallyPollingInterval(interval)
-	g.Expect(env.UpgradeBundle(ctx, releaseName, releaseNamespace, map[string]any{"installStrategy": "Manual"})).To(Succeed())
+	g.Expect(env.UpgradeBundle(ctx, releaseName, releaseNamespace, map[string]any{"agent": map[string]any{"installStrategy": "Manual"}})).To(Succeed())
 	t.Cleanup(func() {
 		g.Expect(env.UpgradeBundle(ctx, releaseName, releaseNamespace, nil)).To(Succeed())
 		g.Expect(env.WaitAddonAvailable(ctx, agentapi.AddonName)).To(Succeed())

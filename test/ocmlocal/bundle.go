@@ -31,18 +31,23 @@ func (e *Env) InstallBundle(ctx context.Context, release, namespace string) erro
 	return e.WaitDeploymentAvailable(ctx, namespace, release)
 }
 
-// UpgradeBundle upgrades the release InstallBundle installed, with agent
-// values set on top of InstallBundle's (e.g. {"installStrategy": "Manual"}).
-func (e *Env) UpgradeBundle(ctx context.Context, release, namespace string, agent map[string]any) error {
-	chart, values, err := e.bundle(agent)
+// UpgradeBundle upgrades the release InstallBundle installed, with values
+// set on top of InstallBundle's, a map at a time (e.g. {"agent":
+// {"installStrategy": "Manual"}}), and waits for the manager to run them.
+func (e *Env) UpgradeBundle(ctx context.Context, release, namespace string, overrides map[string]any) error {
+	chart, values, err := e.bundle(overrides)
 	if err != nil {
 		return err
 	}
-	return e.UpgradeChart(ctx, chart, release, namespace, values)
+	if err := e.UpgradeChart(ctx, chart, release, namespace, values); err != nil {
+		return err
+	}
+	return e.WaitDeploymentAvailable(ctx, namespace, release)
 }
 
-// bundle is the chart and InstallBundle's values, with agent values added.
-func (e *Env) bundle(agent map[string]any) (*chart.Chart, map[string]any, error) {
+// bundle is the chart and InstallBundle's values, with overrides merged in
+// a map deep.
+func (e *Env) bundle(overrides map[string]any) (*chart.Chart, map[string]any, error) {
 	c, err := chartrender.Load(chartrender.ChartDir("clusterprofile-manager"))
 	if err != nil {
 		return nil, nil, err
@@ -55,13 +60,20 @@ func (e *Env) bundle(agent map[string]any) (*chart.Chart, map[string]any, error)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the user server's port: %w", err)
 	}
-	agentValues := map[string]any{"period": "5s"}
-	maps.Copy(agentValues, agent)
 	values := map[string]any{
 		"featureGates": map[string]any{"clusterProfile": true, "clusterProfileAccessProvider": true,
 			"clusterProfileDirectAccess": true, "clusterProfileCredSyncer": true, "clusterProfileAgent": true},
 		"userServer": map[string]any{"host": proxy.Hostname(), "port": port},
-		"agent":      agentValues,
+		"agent":      map[string]any{"period": "5s"},
+	}
+	for key, override := range overrides {
+		if base, ok := values[key].(map[string]any); ok {
+			if nested, ok := override.(map[string]any); ok {
+				maps.Copy(base, nested)
+				continue
+			}
+		}
+		values[key] = override
 	}
 	return c, values, nil
 }

@@ -69,7 +69,11 @@ func (e *Env) startControlPlane(ctx context.Context, name string, controllerMana
 	if _, err := e.procs.start(processSpec{name: name + "-etcd", argv: etcdArgs(e.bins.etcd, cp.dir, etcdClient, etcdPeer)}); err != nil {
 		return nil, err
 	}
-	cp.apiserver, err = e.procs.start(processSpec{name: name + "-kube-apiserver", argv: cp.apiServerArgs(e.bins.kubeAPIServer, etcdClient)})
+	audit, err := cp.auditArgs()
+	if err != nil {
+		return nil, err
+	}
+	cp.apiserver, err = e.procs.start(processSpec{name: name + "-kube-apiserver", argv: append(cp.apiServerArgs(e.bins.kubeAPIServer, etcdClient), audit...)})
 	if err != nil {
 		return nil, err
 	}

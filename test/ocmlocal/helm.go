@@ -47,7 +47,8 @@ func (e *Env) WaitDeploymentAvailable(ctx context.Context, namespace, name strin
 		if err := hub.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, d); err != nil {
 			return false, err
 		}
-		return d.Status.AvailableReplicas > 0, nil
+		// The kubelet observes a new generation once it runs its pod.
+		return d.Status.ObservedGeneration >= d.Generation && d.Status.AvailableReplicas > 0, nil
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for Deployment %s/%s: %w", namespace, name, err)
