@@ -1,0 +1,172 @@
+//go:build linux
+
+package e2e
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
+	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
+)
+
+// churnClaim is the fact this test moves: a ClusterClaim on cluster1, which
+// the klusterlet carries to the hub and the mirror makes a property.
+const churnClaim = "churn.e2e.clusterprofile.io"
+
+// TestMultiKueueReconnectsOnlyWhenAFactIsPublished counts, from cluster1's
+// API server audit log, the Workload watches real Kueue v0.16.1 opens
+// there: Kueue rebuilds its client for a worker on every write of the
+// worker's profile and opens its watches again. Without the write budget
+// every change of a claim costs a rebuild; with it, changes inside the
+// budget's interval cost none, and the last of them goes out, as one
+// rebuild, when the interval ends.
+func TestMultiKueueReconnectsOnlyWhenAFactIsPublished(t *testing.T) {
+	requireEnv(t)
+	ctx, g := context.Background(), NewWithT(t)
+	g.SetDefaultEventuallyTimeout(timeout)
+	g.SetDefaultEventuallyPollingInterval(interval)
+	const cluster = "cluster1"
+	worker := env.Cluster(cluster)
+	managed, err := worker.Clientset()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(consumer.AllowMultiKueueWorker(ctx, managed)).To(Succeed())
+	claims, err := client.New(worker.Config, client.Options{Scheme: scheme.New()})
+	g.Expect(err).NotTo(HaveOccurred())
+	claim := &clusterv1alpha1.ClusterClaim{ObjectMeta: metav1.ObjectMeta{Name: churnClaim}, Spec: clusterv1alpha1.ClusterClaimSpec{Value: "40"}}
+	g.Expect(claims.Create(ctx, claim)).To(Succeed())
+	t.Cleanup(func() {
+		_ = claims.Delete(context.Background(), claim)
+		g.Expect(env.UpgradeBundle(context.Background(), releaseName, releaseNamespace, nil)).To(Succeed())
+	})
+	mkc := ocmlocal.NewMultiKueueCluster(cluster, cluster)
+	g.Expect(hub.Create(ctx, mkc)).To(Succeed())
+	t.Cleanup(func() { _ = client.IgnoreNotFound(hub.Delete(context.Background(), mkc)) })
+
+	rebuilds := func() int {
+		n, err := worker.WatchesOpened("kueue.x-k8s.io", "workloads")
+		g.Expect(err).NotTo(HaveOccurred())
+		return n
+	}
+	setClaim := func(value int) {
+		claim.Spec.Value = strconv.Itoa(value)
+		g.Expect(claims.Update(ctx, claim)).To(Succeed())
+		g.Eventually(func(g Gomega) {
+			mc := &clusterv1.ManagedCluster{}
+			g.Expect(hub.Get(ctx, client.ObjectKey{Name: cluster}, mc)).To(Succeed())
+			g.Expect(mc.Status.ClusterClaims).To(ContainElement(clusterv1.ManagedClusterClaim{Name: churnClaim, Value: claim.Spec.Value}))
+		}).Should(Succeed(), "the klusterlet carries %s=%s to the hub", churnClaim, claim.Spec.Value)
+	}
+	published := func() string {
+		p := &cpv1alpha1.ClusterProfile{}
+		g.Expect(hub.Get(ctx, key(consumerNS, cluster), p)).To(Succeed())
+		return propertyValue(p, churnClaim)
+	}
+	// settled waits for Kueue to be connected and its watch count to
+	// stand still, and returns it.
+	settled := func() int {
+		g.Eventually(func(g Gomega) {
+			c, err := env.MultiKueueClusterActive(ctx, cluster)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "Active: %s: %s", c.Reason, c.Message)
+		}).Should(Succeed())
+		var last int
+		g.Eventually(func() bool { n := rebuilds(); stable := n == last && n > 0; last = n; return stable }).
+			WithPolling(3 * time.Second).Should(BeTrue())
+		return last
+	}
+
+	// Without the budget, every change is a write and a rebuild.
+	g.Expect(env.UpgradeBundle(ctx, releaseName, releaseNamespace, map[string]any{"facts": map[string]any{"minInterval": "0"}})).To(Succeed())
+	g.Eventually(published).Should(Equal("40"))
+	base := settled()
+	for i, value := range []int{41, 80} {
+		setClaim(value)
+		g.Eventually(published).Should(Equal(strconv.Itoa(value)))
+		g.Eventually(rebuilds).Should(BeNumerically(">=", base+i+1), "Kueue reconnects after the write of %d", value)
+	}
+	t.Logf("without the budget: 2 changes, %d Workload watches opened on %s", settled()-base, cluster)
+
+	// With it: the first change after the manager starts goes out at once,
+	// the next ones wait for the interval, then the last goes out, as one
+	// write and one reconnect, skipping the values in between.
+	g.Expect(env.UpgradeBundle(ctx, releaseName, releaseNamespace, map[string]any{
+		"facts": map[string]any{"minInterval": "1m", "significantChange": 0.1, "refresh": "2m"}})).To(Succeed())
+	setClaim(100)
+	g.Eventually(published).Should(Equal("100"))
+	values := watchPublished(ctx, t, cluster)
+	first := settled()
+	for _, value := range []int{101, 60, 150} { // noise, then significant changes
+		setClaim(value)
+		g.Consistently(func(g Gomega) {
+			g.Expect(published()).To(Equal("100"))
+			g.Expect(rebuilds()).To(Equal(first))
+		}).WithTimeout(3*time.Second).WithPolling(time.Second).Should(Succeed(), "%d inside the interval", value)
+	}
+	g.Eventually(published).Should(Equal("150"), "the last change goes out when the interval ends")
+	g.Expect(values()).To(Equal([]string{"100", "150"}), "values of %s the profile carried", churnClaim)
+	g.Expect(settled()).To(BeNumerically(">", first), "Kueue reconnects once the held change is written")
+	t.Logf("with the budget: 4 changes, 2 writes of the fact, %d Workload watches opened on %s after the first", rebuilds()-first, cluster)
+}
+
+// watchPublished follows the kueue-system profile of cluster and returns
+// the successive values of churnClaim it carried from now on (a value is
+// listed again only after another one).
+func watchPublished(ctx context.Context, t *testing.T, cluster string) func() []string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
+	cl, err := client.NewWithWatch(env.HubConfig(), client.Options{Scheme: hub.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := cl.Watch(ctx, &cpv1alpha1.ClusterProfileList{}, client.InNamespace(consumerNS),
+		client.MatchingFields{"metadata.name": cluster})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var seen []string
+	go func() {
+		defer w.Stop()
+		for e := range w.ResultChan() {
+			p, ok := e.Object.(*cpv1alpha1.ClusterProfile)
+			if !ok {
+				continue
+			}
+			value := propertyValue(p, churnClaim)
+			mu.Lock()
+			if len(seen) == 0 || seen[len(seen)-1] != value {
+				seen = append(seen, value)
+			}
+			mu.Unlock()
+		}
+	}()
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(seen)
+	}
+}
+
+func propertyValue(p *cpv1alpha1.ClusterProfile, name string) string {
+	for _, prop := range p.Status.Properties {
+		if prop.Name == name {
+			return prop.Value
+		}
+	}
+	return ""
+}
