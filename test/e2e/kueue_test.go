@@ -37,12 +37,18 @@ func TestKueueMultiKueueClusterFromProfileStaysActive(t *testing.T) {
 	g.Expect(hub.Create(ctx, mkc)).To(Succeed())
 	t.Cleanup(func() { _ = client.IgnoreNotFound(hub.Delete(context.Background(), mkc)) })
 
-	active := func(g Gomega) {
+	active := multiKueueClusterActive(ctx, cluster)
+	g.Eventually(active).Should(Succeed())
+	g.Consistently(active).WithTimeout(15 * time.Second).WithPolling(time.Second).Should(Succeed())
+}
+
+// multiKueueClusterActive checks that Kueue holds the MultiKueueCluster of
+// cluster Active.
+func multiKueueClusterActive(ctx context.Context, cluster string) func(Gomega) {
+	return func(g Gomega) {
 		c, err := env.MultiKueueClusterActive(ctx, cluster)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(c).NotTo(BeNil(), "Kueue wrote no Active condition")
 		g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "Active: %s: %s", c.Reason, c.Message)
 	}
-	g.Eventually(active).Should(Succeed())
-	g.Consistently(active).WithTimeout(15 * time.Second).WithPolling(time.Second).Should(Succeed())
 }

@@ -77,12 +77,7 @@ func TestMultiKueueReconnectsOnlyWhenAFactIsPublished(t *testing.T) {
 	// settled waits for Kueue to be connected and its watch count to
 	// stand still, and returns it.
 	settled := func() int {
-		g.Eventually(func(g Gomega) {
-			c, err := env.MultiKueueClusterActive(ctx, cluster)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(c).NotTo(BeNil())
-			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "Active: %s: %s", c.Reason, c.Message)
-		}).Should(Succeed())
+		g.Eventually(multiKueueClusterActive(ctx, cluster)).Should(Succeed())
 		var last int
 		g.Eventually(func() bool { n := rebuilds(); stable := n == last && n > 0; last = n; return stable }).
 			WithPolling(3 * time.Second).Should(BeTrue())
