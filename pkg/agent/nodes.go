@@ -37,8 +37,9 @@ var pressureConditions = []corev1.NodeConditionType{
 }
 
 // NodesReport judges the nodes: AllNodesHealthy is False when more than
-// tolerance nodes are not Ready or under memory, disk or PID pressure. The
-// condition has no transition time; PlanConditions sets it.
+// tolerance nodes are not Ready or under memory, disk or PID pressure, and
+// its message then names them. The condition has no transition time;
+// PlanConditions sets it.
 func NodesReport(nodes []corev1.Node, tolerance int) (metav1.Condition, NodeSummary) {
 	sorted := make([]*corev1.Node, len(nodes))
 	for i := range nodes {
@@ -60,15 +61,23 @@ func NodesReport(nodes []corev1.Node, tolerance int) (metav1.Condition, NodeSumm
 		addResources(summary.Allocatable, node.Status.Allocatable)
 	}
 
-	c := metav1.Condition{Type: agentapi.ConditionAllNodesHealthy, Status: metav1.ConditionTrue, Reason: agentapi.ReasonAgentNodesHealthy}
-	c.Message = fmt.Sprintf("%d/%d nodes Ready", summary.Ready, summary.Nodes)
-	if len(unhealthy) > 0 {
-		c.Message += fmt.Sprintf("; %d unhealthy (tolerance %d): %s", len(unhealthy), tolerance, listSome(unhealthy))
-	}
+	c := metav1.Condition{Type: agentapi.ConditionAllNodesHealthy, Status: metav1.ConditionTrue, Reason: agentapi.ReasonAgentNodesHealthy,
+		Message: healthyMessage(tolerance)}
 	if len(unhealthy) > tolerance {
 		c.Status, c.Reason = metav1.ConditionFalse, agentapi.ReasonAgentNodesUnhealthy
+		c.Message = fmt.Sprintf("%d unhealthy (tolerance %d): %s", len(unhealthy), tolerance, listSome(unhealthy))
 	}
 	return c, summary
+}
+
+// healthyMessage is the message of a True AllNodesHealthy. It names no
+// count: the counts drift with every scale event, and a condition goes out
+// at once, so they are facts (the claims) under the write budget instead.
+func healthyMessage(tolerance int) string {
+	if tolerance == 0 {
+		return "Every node is Ready and under no memory, disk or PID pressure"
+	}
+	return fmt.Sprintf("No more than %d nodes are not Ready or under memory, disk or PID pressure", tolerance)
 }
 
 // nodeProblems lists why a node is unhealthy, NotReady first. A node whose

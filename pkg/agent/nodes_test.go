@@ -20,6 +20,12 @@ func nodes(wrappers ...*agenttest.NodeWrapper) []corev1.Node {
 	return out
 }
 
+const allReady = "Every node is Ready and under no memory, disk or PID pressure"
+
+func tolerated(n int) string {
+	return fmt.Sprintf("No more than %d nodes are not Ready or under memory, disk or PID pressure", n)
+}
+
 func TestNodesCondition(t *testing.T) {
 	healthy := func(message string) metav1.Condition {
 		return metav1.Condition{Status: metav1.ConditionTrue, Reason: agentapi.ReasonAgentNodesHealthy, Message: message}
@@ -40,43 +46,43 @@ func TestNodesCondition(t *testing.T) {
 		"all ready": {
 			nodes:     nodes(agenttest.MakeNode("a"), agenttest.MakeNode("b"), agenttest.MakeNode("c")),
 			wantReady: 3,
-			want:      healthy("3/3 nodes Ready"),
+			want:      healthy(allReady),
 		},
 		"one not ready": {
 			nodes:     nodes(agenttest.MakeNode("c").NotReady(), agenttest.MakeNode("a"), agenttest.MakeNode("b")),
 			wantReady: 2,
-			want:      unhealthy("2/3 nodes Ready; 1 unhealthy (tolerance 0): c (NotReady)"),
+			want:      unhealthy("1 unhealthy (tolerance 0): c (NotReady)"),
 		},
 		"one not ready within the tolerance": {
 			nodes:     nodes(agenttest.MakeNode("a"), agenttest.MakeNode("b"), agenttest.MakeNode("c").NotReady()),
 			tolerance: 1, wantReady: 2,
-			want: healthy("2/3 nodes Ready; 1 unhealthy (tolerance 1): c (NotReady)"),
+			want: healthy(tolerated(1)),
 		},
 		"two unhealthy, one tolerated": {
 			nodes: nodes(agenttest.MakeNode("a"), agenttest.MakeNode("b").Pressure(corev1.NodeMemoryPressure),
 				agenttest.MakeNode("c").NotReady()),
 			tolerance: 1, wantReady: 2,
-			want: unhealthy("2/3 nodes Ready; 2 unhealthy (tolerance 1): b (MemoryPressure), c (NotReady)"),
+			want: unhealthy("2 unhealthy (tolerance 1): b (MemoryPressure), c (NotReady)"),
 		},
 		"pressure of every kind": {
 			nodes: nodes(agenttest.MakeNode("a").Pressure(corev1.NodeDiskPressure).Pressure(corev1.NodePIDPressure),
 				agenttest.MakeNode("b").NotReady().Pressure(corev1.NodeMemoryPressure)),
 			wantReady: 1,
-			want:      unhealthy("1/2 nodes Ready; 2 unhealthy (tolerance 0): a (DiskPressure, PIDPressure), b (NotReady, MemoryPressure)"),
+			want:      unhealthy("2 unhealthy (tolerance 0): a (DiskPressure, PIDPressure), b (NotReady, MemoryPressure)"),
 		},
 		"ready unknown or missing is not ready": {
 			nodes: nodes(agenttest.MakeNode("a").Condition(corev1.NodeReady, corev1.ConditionUnknown),
 				agenttest.MakeNode("b").WithoutConditions()),
 			tolerance: 2,
-			want:      healthy("0/2 nodes Ready; 2 unhealthy (tolerance 2): a (NotReady), b (NotReady)"),
+			want:      healthy(tolerated(2)),
 		},
 		"many unhealthy are counted, a few named": {
 			nodes: nodes(many...),
-			want: unhealthy("0/8 nodes Ready; 8 unhealthy (tolerance 0): node-0 (NotReady), node-1 (NotReady), " +
+			want: unhealthy("8 unhealthy (tolerance 0): node-0 (NotReady), node-1 (NotReady), " +
 				"node-2 (NotReady), node-3 (NotReady), node-4 (NotReady) and 3 more"),
 		},
 		"no nodes": {
-			want: healthy("0/0 nodes Ready"),
+			want: healthy(allReady),
 		},
 	}
 	for name, tc := range cases {
@@ -90,6 +96,29 @@ func TestNodesCondition(t *testing.T) {
 				t.Errorf("counted %d nodes, %d Ready; want %d, %d", summary.Nodes, summary.Ready, len(tc.nodes), tc.wantReady)
 			}
 		})
+	}
+}
+
+// A scale event, or a node that comes and goes within the tolerance, leaves
+// the condition as it was: the counts are facts under the write budget, and
+// a changed condition would go out at once.
+func TestNodesConditionStaysPutWhileNodesComeAndGo(t *testing.T) {
+	for _, tolerance := range []int{0, 2} {
+		var first metav1.Condition
+		for i, fleet := range [][]*agenttest.NodeWrapper{
+			{agenttest.MakeNode("a"), agenttest.MakeNode("b")},
+			{agenttest.MakeNode("a"), agenttest.MakeNode("b"), agenttest.MakeNode("c"), agenttest.MakeNode("d")},
+			{agenttest.MakeNode("a")},
+		} {
+			got, _ := NodesReport(nodes(fleet...), tolerance)
+			if i == 0 {
+				first = got
+				continue
+			}
+			if diff := cmp.Diff(first, got); diff != "" {
+				t.Errorf("tolerance %d, %d nodes: condition changed (-before +after):\n%s", tolerance, len(fleet), diff)
+			}
+		}
 	}
 }
 

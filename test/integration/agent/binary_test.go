@@ -50,7 +50,7 @@ func TestBinary(t *testing.T) {
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 
 	expectCondition(t, ctx, cluster, agentapi.ConditionControlPlaneHealthy, metav1.ConditionTrue, agentapi.ReasonAgentChecksPassed)
-	expectCondition(t, ctx, cluster, agentapi.ConditionAllNodesHealthy, metav1.ConditionTrue, agentapi.ReasonAgentNodesHealthy, "1/1 nodes Ready")
+	expectCondition(t, ctx, cluster, agentapi.ConditionAllNodesHealthy, metav1.ConditionTrue, agentapi.ReasonAgentNodesHealthy, allNodesReady)
 	// The manager's probe endpoints, with the agent's checks under their names.
 	g := NewWithT(t)
 	g.Eventually(func(g Gomega) {

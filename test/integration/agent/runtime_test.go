@@ -59,7 +59,7 @@ func TestProbesAndLeaseFollowTheFirstRound(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(l.Spec.RenewTime).NotTo(BeNil())
 	}, framework.Timeout, framework.Interval).Should(Succeed())
-	expectCondition(t, ctx, cluster, agentapi.ConditionAllNodesHealthy, metav1.ConditionTrue, agentapi.ReasonAgentNodesHealthy, "1/1 nodes Ready")
+	expectCondition(t, ctx, cluster, agentapi.ConditionAllNodesHealthy, metav1.ConditionTrue, agentapi.ReasonAgentNodesHealthy, allNodesReady)
 }
 
 // On the manager the agent still reads the managed cluster with plain
@@ -74,7 +74,7 @@ func TestTheManagerStartsNoInformers(t *testing.T) {
 	cleanUpClaims(t)
 	requests := &requestLog{}
 	startAgent(t, agentRun{cluster: cluster, managed: requests.wrap(managed.Config)})
-	expectCondition(t, ctx, cluster, agentapi.ConditionAllNodesHealthy, metav1.ConditionTrue, agentapi.ReasonAgentNodesHealthy, "1/1 nodes Ready")
+	expectCondition(t, ctx, cluster, agentapi.ConditionAllNodesHealthy, metav1.ConditionTrue, agentapi.ReasonAgentNodesHealthy, allNodesReady)
 	NewWithT(t).Eventually(func(g Gomega) {
 		g.Expect(addonLease(g, ctx).Spec.RenewTime).NotTo(BeNil())
 	}, framework.Timeout, framework.Interval).Should(Succeed())
