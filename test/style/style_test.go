@@ -1,6 +1,6 @@
 // Package style_test holds the project to the shape it chose (see
-// STYLE.md): functions that read in one screen and packages that say what
-// they own.
+// CONTRIBUTING.md, "Conventions"): functions that read in one screen and
+// packages that say what they own.
 package style_test
 
 import (
