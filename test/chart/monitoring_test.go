@@ -400,15 +400,15 @@ func withPrometheusRule(rule map[string]any) map[string]any {
 }
 
 // TestAlertsFollowTheValues: durations, thresholds, window, job and labels
-// come from the values; every alert links its runbook paragraph, which the
-// README has.
+// come from the values; every alert links its runbook section, which
+// docs/operations.md has.
 func TestAlertsFollowTheValues(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(framework.RepoRoot(), "README.md"))
+	runbooks, err := os.ReadFile(filepath.Join(framework.RepoRoot(), "docs", "operations.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	anchors := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?m)^#+ (.+)$`).FindAllStringSubmatch(string(readme), -1) {
+	for _, m := range regexp.MustCompile(`(?m)^#+ (.+)$`).FindAllStringSubmatch(string(runbooks), -1) {
 		anchors[strings.ToLower(strings.ReplaceAll(strings.TrimSpace(m[1]), " ", "-"))] = true
 	}
 	defaults := alertRules(t, withPrometheusRule(map[string]any{}))
@@ -427,11 +427,11 @@ func TestAlertsFollowTheValues(t *testing.T) {
 		annotations := r["annotations"].(map[string]any)
 		url := annotations["runbook_url"].(string)
 		anchor := strings.ToLower(name)
-		if !strings.HasSuffix(url, "/README.md#"+anchor) {
-			t.Errorf("%s: runbook_url %q does not point at README.md#%s", name, url, anchor)
+		if !strings.HasSuffix(url, "/docs/operations.md#"+anchor) {
+			t.Errorf("%s: runbook_url %q does not point at docs/operations.md#%s", name, url, anchor)
 		}
 		if !anchors[anchor] {
-			t.Errorf("%s: the README has no runbook heading %q", name, name)
+			t.Errorf("%s: docs/operations.md has no runbook heading %q", name, name)
 		}
 		if !strings.Contains(r["expr"].(string), `job="clusterprofile-manager-metrics"`) {
 			t.Errorf("%s: expression not scoped to the ServiceMonitor's job: %s", name, r["expr"])
