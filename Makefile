@@ -14,7 +14,7 @@ export KUBEBUILDER_ASSETS := $(ENVTEST_DIR)
 OCM_BIN_DIR := $(BIN)/ocm
 export OCM_BIN_DIR
 # OCM's release for test/ocmlocal (hack/ocmlocal.sh; bin/ocm holds one release at a time, and the
-# harness reads which from bin/ocm/ocm-module.json). v1.3.1: see README, "Real OCM on this machine".
+# harness reads which from bin/ocm/ocm-module.json). v1.3.1: see docs/development.md, "Building the programs".
 OCM_VERSION ?= v1.2.0
 export OCM_VERSION
 
