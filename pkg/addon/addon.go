@@ -74,9 +74,9 @@ func NewAgentAddon(kubeClient kubernetes.Interface, addonClient addonclient.Inte
 // agentAddon is the agent as addon-framework deploys it. Its objects are
 // built in Go (agentObjects), not rendered from templates as by
 // addon-framework's addonfactory: that renders text/template, whose calls of
-// methods by name keep every exported method of every type in the binary.
-// Without it the manager's code and tables are 21 MB smaller and a manager
-// at 2,000 profiles holds 6 MiB less memory (README, Performance).
+// methods by name keep every exported method of every type in the binary,
+// and so the manager's code and resident memory larger
+// (docs/performance.md, "What keeps memory down").
 type agentAddon struct {
 	opts    Options
 	configs utils.AddOnDeploymentConfigGetter

@@ -13,9 +13,9 @@ import (
 // TeardownPage bounds each list a teardown makes: it runs at every start
 // with a gate off (the default), and a hub may hold tens of thousands of
 // profiles and copies. A page is decoded whole, with every writer's
-// managedFields, while the informers load at the same moment: 500 profiles
-// a page lifted the manager's peak RSS at a restart with 2,000 profiles from
-// 61 to 69 MiB (make bench, -gates mirror); 100 a page does not show.
+// managedFields, while the informers load at the same moment, so a larger
+// page raises the manager's peak memory at a restart; at this size it does
+// not show (docs/performance.md, "What keeps memory down").
 const TeardownPage = 100
 
 // EachListed lists what opts select, TeardownPage items at a time, and

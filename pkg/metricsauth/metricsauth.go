@@ -6,9 +6,9 @@
 //
 // controller-runtime's metrics/filters does the same through k8s.io/apiserver's
 // delegating authenticator and authorizer. Those link the API server's CEL
-// authorizers, gRPC and OpenTelemetry: 217 more packages, a binary 30 MB
-// larger and 14 MiB more resident memory in every manager (measured,
-// README "Performance"), none of it used by a token and access check.
+// authorizers, gRPC and OpenTelemetry, which make every manager's binary and
+// resident memory larger (docs/performance.md, "What keeps memory down"),
+// none of it used by a token and access check.
 package metricsauth
 
 import (

@@ -13,8 +13,8 @@ import (
 
 // List returns the cached objects of obj's kind: the cache's own pointers,
 // to be read and never changed. A client List would copy every object into
-// a new slice of structs on each scrape: tens of megabytes on a large hub
-// (35,000 token copies: 10 MB a scrape).
+// a new slice of structs on each scrape, megabytes on a large hub
+// (docs/performance.md, "What keeps memory down").
 func List(ctx context.Context, c cache.Informers, obj client.Object) ([]any, error) {
 	informer, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
 	if err != nil {
