@@ -11,6 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/ssa"
 )
 
 type schemaKind = schema.GroupVersionKind
@@ -52,7 +54,7 @@ func applyOwned(ctx context.Context, c client.Client, apiReader client.Reader, c
 	} else {
 		log.V(2).Info("Creating")
 	}
-	err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired), client.FieldOwner(FieldManager), client.ForceOwnership)
+	err := ssa.Apply(ctx, c, desired.DeepCopy(), desired.Object, FieldManager)
 	if err != nil {
 		return fmt.Errorf("applying %s %s: %w", desired.GetKind(), desired.GetName(), err)
 	}
