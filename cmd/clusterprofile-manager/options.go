@@ -102,13 +102,18 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 		return nil, nil, err
 	}
 	m.InsecureMetrics = !o.metricsSecure
-	if err := m.Facts.Validate(); err != nil {
+	if err := check(m); err != nil {
 		return nil, nil, err
 	}
-	if m.ClusterManagerName == "" {
-		return nil, nil, fmt.Errorf("--cluster-manager-name must not be empty")
-	}
 	return o, zapOpts, nil
+}
+
+// check refuses settings the flags' types let through.
+func check(m *hubmanager.Options) error {
+	if m.ClusterManagerName == "" {
+		return fmt.Errorf("--cluster-manager-name must not be empty")
+	}
+	return m.Facts.Validate()
 }
 
 // addGatedCapabilityFlags adds the flags of the agent addon and the
