@@ -72,8 +72,9 @@ $(OCM_BIN_DIR)/.built-$(OCM_VERSION): hack/ocmlocal.sh hack/_upstreammirror/main
 	OCM_BIN_DIR=$(OCM_BIN_DIR) hack/ocmlocal.sh
 	touch $@
 
-## test: unit and integration tests (build: test/ocmlocal runs bin/clusterprofile-agent and -manager)
-test: envtest ocm-binaries build
+## test: unit and integration tests (build: test/ocmlocal runs bin/clusterprofile-agent and -manager;
+## image: the e2e suite and the demo push bin/image to their local registry; cheap with a warm build cache)
+test: envtest ocm-binaries build image
 	$(GO) test ./... -count=1 -timeout 30m
 
 ## unit: tests that need no control plane (-short skips the end-to-end ones)
@@ -137,7 +138,7 @@ bench: envtest build
 ## (DEMO_ARGS="-keep" keeps it up; needs root for the pod sandboxes)
 # Built and run as a binary, not with `go run`: go run exits 1 on Ctrl-C
 # whatever the program returns, and Ctrl-C is a normal way to end -keep.
-demo: envtest ocm-binaries build
+demo: envtest ocm-binaries build image
 	$(GO) build -o $(BIN)/clusterprofile-demo ./hack/demo
 	$(BIN)/clusterprofile-demo -bin $(BIN) $(DEMO_ARGS)
 

@@ -85,6 +85,9 @@ func run(opts options) error {
 	if err := ocmlocal.BinariesBuilt(); err != nil {
 		return fmt.Errorf("%w (make ocm-binaries; the first build takes about 20 minutes)", err)
 	}
+	if err := ocmlocal.BundleImageBuilt(ocmlocal.BundleImageLayout()); err != nil {
+		return fmt.Errorf("%w (make image)", err)
+	}
 	ctx, stopSignals := interruptibleContext()
 	defer stopSignals()
 	start := time.Now()
@@ -100,7 +103,7 @@ func run(opts options) error {
 func play(ctx context.Context, opts options, start time.Time) error {
 	step("Starting a local Open Cluster Management: a hub and 2 managed clusters, as processes on 127.0.0.1")
 	env, err := ocmlocal.Start(ctx, ocmlocal.Options{Clusters: 2, ManagedServiceAccount: true, ClusterProxy: true,
-		Progress: indentWriter{os.Stdout}})
+		Registry: true, Progress: indentWriter{os.Stdout}})
 	if err != nil {
 		return err
 	}

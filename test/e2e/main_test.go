@@ -85,10 +85,12 @@ func run(m *testing.M) int {
 	return code
 }
 
-// options are the suite's: two clusters, both addons, and Kueue on the hub
-// (MultiKueue with ClusterProfiles, the consumer of kueue-system).
+// options are the suite's: two clusters, both addons, Kueue on the hub
+// (MultiKueue with ClusterProfiles, the consumer of kueue-system), and the
+// local registry with the bundle's image (bin/image), which the chart
+// installs from.
 func options() ocmlocal.Options {
-	return ocmlocal.Options{Clusters: 2, ManagedServiceAccount: true, ClusterProxy: true, Kueue: true,
+	return ocmlocal.Options{Clusters: 2, ManagedServiceAccount: true, ClusterProxy: true, Kueue: true, Registry: true,
 		KeepWorkDir: os.Getenv("E2E_KEEP_WORKDIR") != ""}
 }
 
@@ -107,6 +109,10 @@ func whyNot() string {
 		if _, err := os.Stat(filepath.Join(ocmlocal.RepoRoot(), "bin", name)); err != nil {
 			return fmt.Sprintf("bin/%s not built (make build): %v", name, err)
 		}
+	}
+	// In CI a missing image fails the suite (Start reports it) instead.
+	if err := ocmlocal.BundleImageBuilt(ocmlocal.BundleImageLayout()); err != nil && os.Getenv("CI") == "" {
+		return fmt.Sprintf("the bundle's image is not built (make image; make test builds it): %v", err)
 	}
 	return ""
 }

@@ -18,7 +18,8 @@ import (
 // InstallBundle installs this bundle's chart as a platform engineer would,
 // with the gates a consumer of every kind needs on (mirror, both access
 // entries, the syncer, the agent) and the proxy entry naming the user server
-// where it listens here (Services have no addresses without a kube-proxy).
+// where it listens here (Services have no addresses without a kube-proxy)
+// and, with Options.Registry, the image from the local registry.
 // It returns when the hub kubelet runs the manager.
 func (e *Env) InstallBundle(ctx context.Context, release, namespace string) error {
 	chart, values, err := e.bundle(nil)
@@ -65,6 +66,11 @@ func (e *Env) bundle(overrides map[string]any) (*chart.Chart, map[string]any, er
 			"clusterProfileDirectAccess": true, "clusterProfileCredSyncer": true, "clusterProfileAgent": true},
 		"userServer": map[string]any{"host": proxy.Hostname(), "port": port},
 		"agent":      map[string]any{"period": "5s"},
+	}
+	if e.Registry != nil {
+		// The tag stays the chart's default, its appVersion: the registry
+		// holds the image under VERSION, which appVersion must equal.
+		values["image"] = map[string]any{"repository": e.Registry.BundleRepository}
 	}
 	for key, override := range overrides {
 		if base, ok := values[key].(map[string]any); ok {

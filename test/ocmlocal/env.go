@@ -70,6 +70,12 @@ type Options struct {
 	// writes them; the cluster-manager operator passes them to the
 	// registration controller and webhook. See SetHubFeatureGates.
 	RegistrationFeatureGates map[string]bool
+	// Registry starts a local OCI registry (go-containerregistry's
+	// pkg/registry on 127.0.0.1, see Env.Registry) and pushes the bundle's
+	// image into it from ImageLayout (default bin/image, `make image`);
+	// InstallBundle then points the chart's image.repository at it.
+	Registry    bool
+	ImageLayout string
 	// OCMVersion, if set, must be the OCM release bin/ocm was built from
 	// (`make ocm-binaries OCM_VERSION=...`); the operators, the images in
 	// the ClusterManager and Klusterlet, and the binaries the kubelet runs
@@ -86,6 +92,8 @@ type Env struct {
 	Clusters []*ManagedCluster
 	// Proxy is cluster-proxy's user server, when ClusterProxy is set.
 	Proxy *UserServer
+	// Registry is the local registry, when Options.Registry is set.
+	Registry *Registry
 
 	opts     Options
 	bins     binaries
@@ -162,6 +170,11 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 			env = nil
 		}
 	}()
+	if opts.Registry {
+		if err := e.startRegistry(); err != nil {
+			return nil, err
+		}
+	}
 	if opts.ClusterProxy {
 		// Before any pod starts (the operators' are the first): every pod
 		// reaches the proxy-server.
@@ -204,6 +217,9 @@ func (e *Env) stop(keepWorkDir bool) {
 			n.close()
 		}
 		e.procs.stopAll()
+		if e.Registry != nil {
+			e.Registry.close()
+		}
 		if !keepWorkDir {
 			_ = os.RemoveAll(e.WorkDir)
 		}
