@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -160,8 +161,9 @@ func (b *bench) tearDown() error {
 	return errors.Join(errs...)
 }
 
-// startManager runs a fresh manager process with the run's settings.
-func (b *bench) startManager(name string) (*managerProcess, error) {
+// startManager runs a fresh manager process with the run's settings and,
+// after the run's own -manager-flag ones, extraFlags.
+func (b *bench) startManager(name string, extraFlags ...string) (*managerProcess, error) {
 	b.managers++
 	m, err := startManager(managerOptions{
 		name:         name,
@@ -172,7 +174,7 @@ func (b *bench) startManager(name string) (*managerProcess, error) {
 		qps:          b.cfg.clientQPS(),
 		burst:        b.cfg.burst,
 		workers:      b.cfg.workers,
-		extraFlags:   b.cfg.managerFlags,
+		extraFlags:   append(slices.Clone(b.cfg.managerFlags), extraFlags...),
 		memoryLimit:  b.cfg.memoryLimit,
 		gcPercent:    b.cfg.gcPercent,
 	})

@@ -6,7 +6,8 @@
 // ClusterProfiles), measures how fast the API server itself takes the same
 // writes (the floor), and then the manager's cold convergence, writes per
 // profile, idle writes, restart resync, change propagation, deletion and
-// memory. See `make bench`.
+// memory; then the profile writes under churn, with the facts' write budget
+// and without. See `make bench`.
 package main
 
 import (
@@ -58,6 +59,11 @@ type config struct {
 	// peakRSSTargetMiB, when positive, is a target for the peak RSS of every
 	// manager process of the run, reported with a verdict.
 	peakRSSTargetMiB float64
+	// churn is how long the churn phase drives scale events and condition
+	// flaps (real time, compressed churnCompression×); 0 skips it.
+	churn time.Duration
+	// churnSeed draws the churn's schedule.
+	churnSeed uint64
 }
 
 // stringList is a repeatable string flag.
@@ -98,6 +104,8 @@ func parseFlags(args []string) (config, error) {
 	fs.Var(&c.managerFlags, "manager-flag", "An extra flag for the manager, e.g. -manager-flag=--zap-log-level=2 (repeatable).")
 	fs.Float64Var(&c.peakRSSTargetMiB, "peak-rss-target", 0, "A target for the peak RSS of every manager process, in MiB (the issue's: 300 for the whole bundle, 200 for the mirror at 35,000 profiles); 0 reports none.")
 	fs.IntVar(&c.gcPercent, "gogc", 0, "The manager's GOGC, as the chart's gcPercent sets it (e.g. 50, the chart's default); 0 leaves Go's default (100).")
+	fs.DurationVar(&c.churn, "churn", 2*time.Minute, "How long to churn every cluster's node count claim and Available condition, once with the facts' write budget and once without (time runs 10× faster than a fleet's); 0 skips the phase.")
+	fs.Uint64Var(&c.churnSeed, "churn-seed", 1, "Seed of the churn's schedule; both managers see the same one.")
 	memoryLimit := fs.String("memory-limit", "", "Run the manager as under a container memory limit (e.g. 512Mi, the chart's default): it keeps its heap under 90% of it. Empty: no limit.")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -130,6 +138,8 @@ func (c *config) validate() error {
 		return errors.New("-burst must be at least 1 when -qps is positive")
 	case c.propagationSamples < 0 || c.rotationSamples < 0 || c.peakRSSTargetMiB < 0:
 		return errors.New("-propagation-samples, -rotation-samples and -peak-rss-target must not be negative")
+	case c.churn != 0 && c.churn < minChurn:
+		return fmt.Errorf("-churn must be 0 (skip) or at least %s", minChurn)
 	case c.upstreamPath != "" && c.gates.String() != "mirror":
 		return errors.New("-upstream compares mirrors: run it with -gates=mirror")
 	case c.gates["credsync"] && c.msas < 1:
@@ -211,7 +221,11 @@ func (b *bench) phases() []phase {
 	if b.cfg.gates["proxy"] {
 		phases = append(phases, phase{"CA rotation", b.caRotation})
 	}
-	phases = append(phases, phase{"propagation", b.propagation}, phase{"deletion", b.deletion})
+	phases = append(phases, phase{"propagation", b.propagation})
+	if b.cfg.churn > 0 {
+		phases = append(phases, phase{"churn", b.churn})
+	}
+	phases = append(phases, phase{"deletion", b.deletion})
 	if b.cfg.upstreamPath != "" {
 		phases = append(phases, phase{"upstream's mirror", b.upstream})
 	}

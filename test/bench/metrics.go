@@ -15,6 +15,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
 	cpmetrics "open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/damping"
 )
 
 // sample is one line of the Prometheus text exposition format.
@@ -170,6 +171,18 @@ func (s metricSet) mirrorReconciles() int {
 // busy tells whether any controller has queued work or a reconcile running.
 func (s metricSet) busy() bool {
 	return s.sum("workqueue_depth", nil) > 0 || s.sum("controller_runtime_active_workers", nil) > 0
+}
+
+// factsHeld is how many of the mirror's reconciles held changed facts of
+// this kind back (clusterprofile_facts_held_total).
+func (s metricSet) factsHeld(c damping.Change) int {
+	return int(s.sum("clusterprofile_facts_held_total", map[string]string{"change": strings.ToLower(c.String())}))
+}
+
+// mirrorQueueWait is the total time, in seconds, that keys waited in the
+// mirror's queue, and how many waited.
+func (s metricSet) mirrorQueueWait() (seconds, count float64) {
+	return s.sum("workqueue_queue_duration_seconds_sum", mirrorQueue), s.sum("workqueue_queue_duration_seconds_count", mirrorQueue)
 }
 
 func (s metricSet) heapInuseBytes() float64 { return s.sum("go_memstats_heap_inuse_bytes", nil) }

@@ -42,6 +42,9 @@ type results struct {
 	// TokenRotation and CARotation run with the syncer and the proxy.
 	TokenRotation *rotationResult   `json:"tokenRotation,omitempty"`
 	CARotation    *caRotationResult `json:"caRotation,omitempty"`
+	// Churn is the profile writes under churn, with the facts' write budget
+	// and without.
+	Churn *churnResult `json:"churn,omitempty"`
 	// Upstream is OCM's own mirror on the same world.
 	Upstream *upstreamResult `json:"upstream,omitempty"`
 	// Memory has one entry per manager process, in start order.
@@ -179,6 +182,67 @@ type deletionResult struct {
 	Writes  writeCounts `json:"writes"`
 }
 
+// churnResult is one schedule of churn run against each manager.
+type churnResult struct {
+	// Seconds is the schedule's length in real time, NoiseSeconds its
+	// noise-only start; the schedule runs Compression× faster than a
+	// fleet's clock, and the rates are per hour of the fleet's time.
+	Seconds      float64 `json:"seconds"`
+	NoiseSeconds float64 `json:"noiseSeconds"`
+	Compression  int     `json:"compression"`
+	Seed         uint64  `json:"seed"`
+	Clusters     int     `json:"clusters"`
+	Profiles     int     `json:"profiles"`
+	// BudgetPerHour is KEP-4322's: one status write per 30 s per profile.
+	BudgetPerHour float64     `json:"budgetPerHour"`
+	Scheduled     churnEvents `json:"scheduled"`
+	Runs          []churnRun  `json:"runs"`
+}
+
+// churnRun is the schedule against one manager.
+type churnRun struct {
+	Mode         string   `json:"mode"`
+	ManagerFlags []string `json:"managerFlags"`
+	// FirstPublications are the status writes of each cluster's first
+	// change after the manager started (the schedule's start state), which
+	// no budget holds: a new process remembers no publication. They are
+	// in neither Noise nor Churn.
+	FirstPublications int `json:"firstPublications"`
+	// Noise is the schedule's noise-only start; Churn the whole schedule,
+	// Noise included, until the manager was quiet after it (and, damped,
+	// one minimum interval more, for the changes held at its end).
+	Noise                churnCounts `json:"noise"`
+	Churn                churnCounts `json:"churn"`
+	WritesPerProfileHour float64     `json:"writesPerProfileHour"`
+	// WritesPerChange is status writes over the events sent times the
+	// profiles each changes: 1 when every change is written; less when the
+	// budget held changes back or the manager coalesced a backlog.
+	WritesPerChange float64 `json:"writesPerChange"`
+	// Late is how long after it was due each event was sent.
+	Late latencies `json:"late"`
+	// QueueAtEnd is the mirror's queue depth when the schedule ended;
+	// SettledSeconds runs from the last event until the manager was quiet,
+	// TailSeconds of it the wait for the changes held at the end.
+	QueueAtEnd     int     `json:"queueAtEnd"`
+	SettledSeconds float64 `json:"settledSeconds"`
+	TailSeconds    float64 `json:"tailSeconds,omitempty"`
+}
+
+// churnCounts is what a stretch of the schedule sent and the manager did.
+type churnCounts struct {
+	Sent churnEvents `json:"sent"`
+	// Dropped events were still unsent when their window's time ran out.
+	Dropped      churnEvents `json:"dropped"`
+	StatusWrites int         `json:"statusWrites"`
+	Writes       writeCounts `json:"writes"`
+	// HeldSignificant and HeldInsignificant count the mirror's reconciles
+	// whose changed facts the budget held back.
+	HeldSignificant     int     `json:"heldSignificant"`
+	HeldInsignificant   int     `json:"heldInsignificant"`
+	Reconciles          int     `json:"reconciles"`
+	MeanQueueWaitMillis float64 `json:"meanQueueWaitMillis"`
+}
+
 type processMemory struct {
 	Process    string  `json:"process"`
 	PeakRSSMiB float64 `json:"peakRSSMiB"`
@@ -301,7 +365,8 @@ func printConvergence(t table, r *results) {
 	}
 }
 
-// printChanges prints how changes propagate, deletion and memory.
+// printChanges prints how changes propagate, the churn and deletion, in the
+// order they ran.
 func printChanges(t table, r *results) {
 	if p := r.Propagation; p != nil {
 		t.section(fmt.Sprintf("Propagation (%d clusters flipped, %d profiles)", p.Samples, p.ChangedProfiles))
@@ -309,11 +374,88 @@ func printChanges(t table, r *results) {
 		t.row("writes", p.Writes.String(), "")
 		t.row("writes / changed profile", fmt.Sprintf("%.4f", p.WritesPerChangedProfile), verdict(p.WritesPerChangedProfile <= 1, "1"))
 	}
+	printChurn(t, r.Churn)
 	if d := r.Deletion; d != nil {
 		t.section(fmt.Sprintf("Deletion (binding in %s, %d profiles)", d.Namespace, d.Profiles))
 		t.row("all gone", formatSeconds(d.Seconds), "")
 		t.row("writes", d.Writes.String(), verdict(d.Writes.Total == d.Profiles+d.Copies, fmt.Sprint(d.Profiles+d.Copies)))
 	}
+}
+
+// printChurn prints the churn's runs side by side, with the verdict on the
+// write budget's targets.
+func printChurn(t table, c *churnResult) {
+	if c == nil || len(c.Runs) == 0 {
+		return
+	}
+	scaled := func(s float64) string {
+		return formatDuration(time.Duration(s * float64(c.Compression) * float64(time.Second)))
+	}
+	t.section(fmt.Sprintf("Churn (%s real = %s of a fleet's time: compressed %d×; %d clusters, %d profiles; seed %d)",
+		formatSeconds(c.Seconds), scaled(c.Seconds), c.Compression, c.Clusters, c.Profiles, c.Seed))
+	t.row("schedule, per cluster", "a scale event every ~30s of a fleet's time (±1 node, 2.5%; every ~5th ±25%),", "")
+	t.row("", fmt.Sprintf("a flap of Available every ~10m; the first %s noise only", scaled(c.NoiseSeconds)), "")
+	t.row("events scheduled", c.Scheduled.String(), "")
+	for _, r := range c.Runs {
+		t.row(r.Mode+" manager", strings.Join(r.ManagerFlags, " "), "")
+	}
+	cols := func(f func(r churnRun) string) string {
+		parts := make([]string, len(c.Runs))
+		for i, r := range c.Runs {
+			parts[i] = fmt.Sprintf("%-44s", f(r))
+		}
+		return strings.TrimRight(strings.Join(parts, " "), " ")
+	}
+	t.row("", cols(func(r churnRun) string { return r.Mode }), "")
+	printChurnRuns(t, c, cols)
+}
+
+// printChurnRuns prints the rows of the side-by-side churn table.
+func printChurnRuns(t table, c *churnResult, cols func(func(churnRun) string) string) {
+	t.row("events sent (noise/sig/flap)", cols(func(r churnRun) string { return r.Churn.Sent.short() }), "")
+	if dropped := cols(func(r churnRun) string { return fmt.Sprint(r.Churn.Dropped.total()) }); strings.Trim(dropped, "0 ") != "" {
+		t.row("events dropped (sent late)", dropped, "")
+	}
+	t.row("send lateness p99 / max", cols(func(r churnRun) string {
+		return fmt.Sprintf("%.0fms / %.0fms", r.Late.P99Millis, r.Late.MaxMillis)
+	}), "")
+	t.row("first publications", cols(func(r churnRun) string { return fmt.Sprint(r.FirstPublications) }), "")
+	t.row("profile status writes", cols(func(r churnRun) string { return fmt.Sprint(r.Churn.StatusWrites) }), "")
+	t.row("writes / profile / hour", cols(func(r churnRun) string {
+		return fmt.Sprintf("%.1f (%s)", r.WritesPerProfileHour, within(r.WritesPerProfileHour <= c.BudgetPerHour))
+	}), fmt.Sprintf("KEP-4322: ≤ %.0f", c.BudgetPerHour))
+	t.row("noise-only window writes", cols(func(r churnRun) string { return fmt.Sprint(r.Noise.StatusWrites) }), "")
+	t.row("held significant / not", cols(func(r churnRun) string {
+		return fmt.Sprintf("%d / %d", r.Churn.HeldSignificant, r.Churn.HeldInsignificant)
+	}), "")
+	t.row("writes / change", cols(func(r churnRun) string { return fmt.Sprintf("%.3f", r.WritesPerChange) }), "")
+	t.row("mirror queue: end / wait", cols(func(r churnRun) string {
+		return fmt.Sprintf("%d at the end, mean wait %.0fms", r.QueueAtEnd, r.Churn.MeanQueueWaitMillis)
+	}), "")
+	t.row("quiet after the last event", cols(func(r churnRun) string {
+		if r.TailSeconds > 0 {
+			return fmt.Sprintf("%s (%s of it waiting out held changes)", formatSeconds(r.SettledSeconds), formatSeconds(r.TailSeconds))
+		}
+		return formatSeconds(r.SettledSeconds)
+	}), "")
+	for _, r := range c.Runs {
+		if r.Mode == "undamped" && r.WritesPerChange < 0.95 {
+			t.row("note", fmt.Sprintf("the undamped manager wrote %.2f of the changes: it coalesced a backlog it could", r.WritesPerChange), "")
+			t.row("", "not keep up with, so its rate is a lower bound of what the churn asks for", "")
+		}
+		if r.Mode == "damped" {
+			t.row("verdict", verdict(r.WritesPerProfileHour <= c.BudgetPerHour, fmt.Sprintf("damped ≤ %.0f writes per profile per hour", c.BudgetPerHour))+
+				"; "+verdict(r.Noise.StatusWrites == 0, "no write below the significance rule"), "")
+		}
+	}
+}
+
+// within says whether a rate is within the budget.
+func within(ok bool) string {
+	if ok {
+		return "within the budget"
+	}
+	return "over the budget"
 }
 
 // printRotations prints token and certificate rotations.
