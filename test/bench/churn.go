@@ -18,6 +18,10 @@ import (
 // clusters in the order they are due.
 const churnWorkers = 64
 
+// lateNote, in milliseconds, is how late an event may be sent or wait in
+// the mirror's queue on average before the report says the run fell behind.
+const lateNote = 1000
+
 // churnMode is one manager the churn runs against.
 type churnMode struct {
 	name string
@@ -131,7 +135,7 @@ func (b *bench) patchStatus(ctx context.Context, c *clusterv1.ManagedCluster, ch
 // churnRun measures one manager under the schedule: every cluster's first
 // publication since the start, the noise-only window, the whole schedule.
 func (b *bench) churnRun(ctx context.Context, mode churnMode, clusters []*churnCluster, schedule []clusterSchedule, p churnParams) (churnRun, error) {
-	run := churnRun{Mode: mode.name, ManagerFlags: ruleFlags(mode.rule)}
+	run := churnRun{Mode: mode.name, Damped: mode.rule.MinInterval > 0, ManagerFlags: ruleFlags(mode.rule)}
 	m, err := b.restartOn(ctx, clusters, "churn-"+mode.name, run.ManagerFlags...)
 	if err != nil {
 		return run, err
@@ -164,9 +168,28 @@ func (b *bench) churnRun(ctx context.Context, mode churnMode, clusters []*churnC
 	if changed := run.Churn.Sent.total() * len(b.world.namespaces); changed > 0 {
 		run.WritesPerChange = float64(run.Churn.StatusWrites) / float64(changed)
 	}
+	run.Notes = churnNotes(run)
 	b.progress.logf("churn %s: sent %s; %s; %.1f writes per profile per hour of the fleet's time",
 		mode.name, run.Churn.Sent, run.Churn, run.WritesPerProfileHour)
 	return run, nil
+}
+
+// churnNotes say what made a run lighter than its schedule asked for: the
+// benchmark sending late, or the manager coalescing a backlog.
+func churnNotes(r churnRun) []string {
+	var notes []string
+	if dropped := r.Churn.Dropped.total(); dropped > 0 || r.Late.P99Millis > lateNote {
+		notes = append(notes, fmt.Sprintf("the benchmark fell behind its schedule (%d events dropped, p99 %s late): the churn was lighter than asked; try fewer clusters",
+			dropped, formatDuration(time.Duration(r.Late.P99Millis)*time.Millisecond)))
+	}
+	if r.Churn.MeanQueueWaitMillis > lateNote {
+		notes = append(notes, fmt.Sprintf("changes waited %s on average in the mirror's queue: the manager fell behind and wrote several at once",
+			formatDuration(time.Duration(r.Churn.MeanQueueWaitMillis)*time.Millisecond)))
+	}
+	if !r.Damped && r.WritesPerChange < 0.95 {
+		notes = append(notes, fmt.Sprintf("without the budget the manager wrote %.2f of the changes: its rate is a lower bound of what the churn asks for", r.WritesPerChange))
+	}
+	return notes
 }
 
 // startState is the churn's start state, published.

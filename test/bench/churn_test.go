@@ -219,3 +219,26 @@ func TestApplyChurn(t *testing.T) {
 		})
 	}
 }
+
+func TestChurnNotes(t *testing.T) {
+	kept := churnRun{Damped: true, Late: latencies{P99Millis: 20}, Churn: churnCounts{MeanQueueWaitMillis: 5}, WritesPerChange: 0.1}
+	cases := map[string]struct {
+		run  churnRun
+		want int
+	}{
+		"damped, kept up":                 {run: kept},
+		"undamped, every change written":  {run: churnRun{Late: kept.Late, WritesPerChange: 1}},
+		"events dropped":                  {run: churnRun{Damped: true, Churn: churnCounts{Dropped: churnEvents{ScaleNoise: 1}}}, want: 1},
+		"events sent late":                {run: churnRun{Damped: true, Late: latencies{P99Millis: 1500}}, want: 1},
+		"a backlog in the mirror's queue": {run: churnRun{Damped: true, Churn: churnCounts{MeanQueueWaitMillis: 2000}}, want: 1},
+		"undamped, changes coalesced":     {run: churnRun{WritesPerChange: 0.5}, want: 1},
+		"undamped, behind in every way":   {run: churnRun{Late: latencies{P99Millis: 9000}, Churn: churnCounts{MeanQueueWaitMillis: 9000}, WritesPerChange: 0.2}, want: 3},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := churnNotes(tc.run); len(got) != tc.want {
+				t.Errorf("churnNotes = %q, want %d notes", got, tc.want)
+			}
+		})
+	}
+}

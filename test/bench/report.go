@@ -201,7 +201,9 @@ type churnResult struct {
 
 // churnRun is the schedule against one manager.
 type churnRun struct {
-	Mode         string   `json:"mode"`
+	Mode string `json:"mode"`
+	// Damped tells whether the manager ran with the facts' write budget.
+	Damped       bool     `json:"damped"`
 	ManagerFlags []string `json:"managerFlags"`
 	// FirstPublications are the status writes of each cluster's first
 	// change after the manager started (the schedule's start state), which
@@ -226,6 +228,8 @@ type churnRun struct {
 	QueueAtEnd     int     `json:"queueAtEnd"`
 	SettledSeconds float64 `json:"settledSeconds"`
 	TailSeconds    float64 `json:"tailSeconds,omitempty"`
+	// Notes say what made the run lighter than the schedule asked for.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // churnCounts is what a stretch of the schedule sent and the manager did.
@@ -439,14 +443,20 @@ func printChurnRuns(t table, c *churnResult, cols func(func(churnRun) string) st
 		return formatSeconds(r.SettledSeconds)
 	}), "")
 	for _, r := range c.Runs {
-		if r.Mode == "undamped" && r.WritesPerChange < 0.95 {
-			t.row("note", fmt.Sprintf("the undamped manager wrote %.2f of the changes: it coalesced a backlog it could", r.WritesPerChange), "")
-			t.row("", "not keep up with, so its rate is a lower bound of what the churn asks for", "")
+		for _, note := range r.Notes {
+			t.row("note, "+r.Mode, note, "")
 		}
-		if r.Mode == "damped" {
-			t.row("verdict", verdict(r.WritesPerProfileHour <= c.BudgetPerHour, fmt.Sprintf("damped ≤ %.0f writes per profile per hour", c.BudgetPerHour))+
-				"; "+verdict(r.Noise.StatusWrites == 0, "no write below the significance rule"), "")
+	}
+	for _, r := range c.Runs {
+		if !r.Damped {
+			continue
 		}
+		line := verdict(r.WritesPerProfileHour <= c.BudgetPerHour, fmt.Sprintf("damped ≤ %.0f writes per profile per hour", c.BudgetPerHour)) +
+			"; " + verdict(r.Noise.StatusWrites == 0, "no write below the significance rule")
+		if len(r.Notes) > 0 {
+			line += " (the run fell behind: see the notes)"
+		}
+		t.row("verdict", line, "")
 	}
 }
 
