@@ -54,7 +54,7 @@ func (b *bench) churn(ctx context.Context) error {
 	schedule := churnSchedule(b.cfg.churnSeed, len(clusters), p)
 	res := &churnResult{
 		Seconds: p.Duration.Seconds(), NoiseSeconds: p.NoiseWindow.Seconds(), Compression: churnCompression,
-		Seed: b.cfg.churnSeed, Clusters: len(clusters), Profiles: b.world.profileCount(),
+		Seed: b.cfg.churnSeed, Clusters: len(clusters), Profiles: len(clusters) * len(b.world.namespaces),
 		BudgetPerHour: kepWritesPerHour, Scheduled: countEvents(schedule, 0, p.Duration),
 	}
 	b.res.Churn = res
@@ -71,7 +71,8 @@ func (b *bench) churn(ctx context.Context) error {
 	return err
 }
 
-// churnClusters reads every cluster of the world as it is now.
+// churnClusters reads the clusters the churn drives (the first
+// -churn-clusters of the world) as they are now.
 func (b *bench) churnClusters(ctx context.Context) ([]*churnCluster, error) {
 	list := &clusterv1.ManagedClusterList{}
 	if err := b.setup.List(ctx, list); err != nil {
@@ -81,8 +82,8 @@ func (b *bench) churnClusters(ctx context.Context) ([]*churnCluster, error) {
 	for i := range list.Items {
 		byName[list.Items[i].Name] = &list.Items[i]
 	}
-	out := make([]*churnCluster, len(b.world.clusters))
-	for i, c := range b.world.clusters {
+	out := make([]*churnCluster, b.cfg.churnClusters)
+	for i, c := range b.world.clusters[:b.cfg.churnClusters] {
 		live, ok := byName[c.Name]
 		if !ok {
 			return nil, fmt.Errorf("ManagedCluster %s is gone", c.Name)
@@ -115,7 +116,7 @@ func (b *bench) restartOn(ctx context.Context, clusters []*churnCluster, name st
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := b.waitQuiet(ctx, m, len(clusters)); err != nil {
+	if _, _, err := b.waitQuiet(ctx, m, len(b.world.clusters)); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -164,7 +165,7 @@ func (b *bench) churnRun(ctx context.Context, mode churnMode, clusters []*churnC
 	run.QueueAtEnd = rest.queueAtEnd
 	run.SettledSeconds = max(rest.quietAt.Sub(rest.sent.lastAt), 0).Seconds()
 	run.TailSeconds = mode.rule.MinInterval.Seconds()
-	run.WritesPerProfileHour = writesPerProfileHour(run.Churn.StatusWrites, b.world.profileCount(), p.Duration, churnCompression)
+	run.WritesPerProfileHour = writesPerProfileHour(run.Churn.StatusWrites, len(clusters)*len(b.world.namespaces), p.Duration, churnCompression)
 	if changed := run.Churn.Sent.total() * len(b.world.namespaces); changed > 0 {
 		run.WritesPerChange = float64(run.Churn.StatusWrites) / float64(changed)
 	}

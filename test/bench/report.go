@@ -191,8 +191,9 @@ type churnResult struct {
 	NoiseSeconds float64 `json:"noiseSeconds"`
 	Compression  int     `json:"compression"`
 	Seed         uint64  `json:"seed"`
-	Clusters     int     `json:"clusters"`
-	Profiles     int     `json:"profiles"`
+	// Clusters are the clusters churned, Profiles theirs.
+	Clusters int `json:"clusters"`
+	Profiles int `json:"profiles"`
 	// BudgetPerHour is KEP-4322's: one status write per 30 s per profile.
 	BudgetPerHour float64     `json:"budgetPerHour"`
 	Scheduled     churnEvents `json:"scheduled"`
@@ -395,7 +396,7 @@ func printChurn(t table, c *churnResult) {
 	scaled := func(s float64) string {
 		return formatDuration(time.Duration(s * float64(c.Compression) * float64(time.Second)))
 	}
-	t.section(fmt.Sprintf("Churn (%s real = %s of a fleet's time: compressed %d×; %d clusters, %d profiles; seed %d)",
+	t.section(fmt.Sprintf("Churn (%s real = %s of a fleet's time: compressed %d×; %d clusters churned, %d profiles; seed %d)",
 		formatSeconds(c.Seconds), scaled(c.Seconds), c.Compression, c.Clusters, c.Profiles, c.Seed))
 	t.row("schedule, per cluster", "a scale event every ~30s of a fleet's time (±1 node, 2.5%; every ~5th ±25%),", "")
 	t.row("", fmt.Sprintf("a flap of Available every ~10m; the first %s noise only", scaled(c.NoiseSeconds)), "")
