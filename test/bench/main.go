@@ -108,7 +108,7 @@ func parseFlags(args []string) (config, error) {
 	fs.Float64Var(&c.peakRSSTargetMiB, "peak-rss-target", 0, "A target for the peak RSS of every manager process, in MiB (the issue's: 300 for the whole bundle, 200 for the mirror at 35,000 profiles); 0 reports none.")
 	fs.IntVar(&c.gcPercent, "gogc", 0, "The manager's GOGC, as the chart's gcPercent sets it (e.g. 50, the chart's default); 0 leaves Go's default (100).")
 	fs.DurationVar(&c.churn, "churn", 2*time.Minute, "How long to churn every cluster's node count claim and Available condition, once with the facts' write budget and once without (time runs 10× faster than a fleet's); 0 skips the phase.")
-	fs.IntVar(&c.churnClusters, "churn-clusters", 0, "How many clusters churn (the first ones), so that the world's size and the churn's load are set apart; 0 churns every cluster.")
+	fs.IntVar(&c.churnClusters, "churn-clusters", 100, "How many clusters churn (the first ones), so that the world's size and the churn's load are set apart; 0 churns every cluster. The default is what 2 cores keep on schedule.")
 	fs.Uint64Var(&c.churnSeed, "churn-seed", 1, "Seed of the churn's schedule; both managers see the same one.")
 	memoryLimit := fs.String("memory-limit", "", "Run the manager as under a container memory limit (e.g. 512Mi, the chart's default): it keeps its heap under 90% of it. Empty: no limit.")
 	if err := fs.Parse(args); err != nil {
