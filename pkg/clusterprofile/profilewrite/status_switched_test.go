@@ -3,9 +3,11 @@ package profilewrite
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
+	"k8s.io/utils/ptr"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 )
 
@@ -133,6 +135,57 @@ func TestApplyKeepsOthers(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := ApplyKeepsOthers(before, tc.after, ownsZone); got != tc.want {
 				t.Errorf("ApplyKeepsOthers = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// On a CRD switched from atomic lists to list-maps, what a writer wrote by
+// merge patch before the switch is owned by its Update entry: an apply
+// would never remove it, so the writer removes it by key with a merged write.
+func TestPlanRemovesWhatWasWrittenBeforeTheSwitchToListMaps(t *testing.T) {
+	theirs := cpv1alpha1.AccessProvider{Name: "theirs", Cluster: clientcmdv1.Cluster{Server: "https://theirs"}}
+	ocm := cpv1alpha1.AccessProvider{Name: "ocm", Cluster: clientcmdv1.Cluster{Server: "https://ocm"}}
+	proxyCondition := metav1.Condition{Type: "ProxyAccess", Status: metav1.ConditionTrue, Reason: "R", LastTransitionTime: transition}
+	profile := func(operation metav1.ManagedFieldsOperationType) *cpv1alpha1.ClusterProfile {
+		return &cpv1alpha1.ClusterProfile{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "c1", ManagedFields: []metav1.ManagedFieldsEntry{
+				entry("proxy", operation, "status", `{"f:status":{"f:accessProviders":{},"f:conditions":{}}}`),
+			}},
+			Status: cpv1alpha1.ClusterProfileStatus{AccessProviders: []cpv1alpha1.AccessProvider{theirs, ocm},
+				Conditions: []metav1.Condition{proxyCondition}},
+		}
+	}
+	withdraw := Desire{Status: StatusApply{NamespacedName: key}}
+	keep := Desire{Status: StatusApply{NamespacedName: key, AccessProviders: []cpv1alpha1.AccessProvider{ocm},
+		Conditions: []metav1.Condition{proxyCondition}}}
+	updated := profile(metav1.ManagedFieldsOperationUpdate)
+	cases := map[string]struct {
+		current *cpv1alpha1.ClusterProfile
+		desire  Desire
+		want    *Write
+	}{
+		"written by merge patch before the switch, now withdrawn": {
+			current: updated, desire: withdraw,
+			want: &Write{Current: updated, Status: &StatusWrite{Apply: withdraw.Status,
+				Merged: &cpv1alpha1.ClusterProfileStatus{AccessProviders: []cpv1alpha1.AccessProvider{theirs}, Conditions: []metav1.Condition{}}}},
+		},
+		"written by merge patch before the switch, still wanted: applied to take ownership, after a dry run": {
+			current: updated, desire: keep,
+			want: &Write{Current: updated, Status: &StatusWrite{Apply: keep.Status, Guard: ptr.To(newOwnership())}},
+		},
+		"written by apply, withdrawn: nothing of the writer's is owned, nothing to do": {
+			current: profile(metav1.ManagedFieldsOperationApply), desire: withdraw,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := Plan(tc.current, tc.desire, true, proxy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("write (-want +got):\n%s", diff)
 			}
 		})
 	}
