@@ -59,7 +59,7 @@ func NewReconciler(c client.Client, source Source, managerName string, deletions
 		members:     membership.Reader{Client: c},
 		source:      source,
 		managerName: managerName,
-		writer:      clusterprofile.NewWriter(source.Writer(), c),
+		writer:      clusterprofile.NewWriter(source.Identity(), c),
 		deletions:   deletions,
 		unserved:    newUnservedSince(),
 		now:         time.Now,
@@ -69,10 +69,10 @@ func NewReconciler(c client.Client, source Source, managerName string, deletions
 // SetupWithManager wires the profile watch, membership and the source's own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	b := ctrl.NewControllerManagedBy(mgr).
-		Named(r.source.Writer().FieldManager).
+		Named(r.source.Identity().FieldManager).
 		Watches(&cpv1alpha1.ClusterProfile{}, r.writer.Events(func(p *cpv1alpha1.ClusterProfile) reconcile.Request {
 			return reconcile.Request{NamespacedName: client.ObjectKeyFromObject(p)}
-		}), builder.WithPredicates(touchesOwnStatus(r.source.Writer()))).
+		}), builder.WithPredicates(touchesOwnStatus(r.source.Identity()))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1)})
 	profiles := membership.ProfileMapper{Client: mgr.GetClient()}
 	b = r.source.Twin().Watch(r.source.Watch(profiles.Watch(b), profiles), profiles.All)
@@ -141,13 +141,13 @@ func (r *Reconciler) leaveToTheMirror(ctx context.Context, profile *cpv1alpha1.C
 	return r.unserved.wait(key, r.now()), nil
 }
 
-func (r *Reconciler) entryName() string { return r.source.Writer().AccessProviders[0] }
+func (r *Reconciler) entryName() string { return r.source.Identity().AccessProviders[0] }
 
 // touchesOwnStatus passes profile creations, deletions and the updates that
 // start a deletion or change the writer's own entries or conditions (say,
 // another writer dropped them). Status writes of the mirror, which rewrite
 // its own conditions and properties on every change of a cluster, pass by.
-func touchesOwnStatus(identity profilewrite.Writer) predicate.Predicate {
+func touchesOwnStatus(identity profilewrite.Identity) predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		old, oldOK := e.ObjectOld.(*cpv1alpha1.ClusterProfile)
 		updated, newOK := e.ObjectNew.(*cpv1alpha1.ClusterProfile)

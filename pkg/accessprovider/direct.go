@@ -19,9 +19,9 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 )
 
-// DirectWriter is who the direct source writes as, its entry named name.
-func DirectWriter(name string) profilewrite.Writer {
-	return profilewrite.Writer{FieldManager: DirectFieldManager, AccessProviders: []string{name},
+// DirectIdentity is who the direct source writes as, its entry named name.
+func DirectIdentity(name string) profilewrite.Identity {
+	return profilewrite.Identity{FieldManager: DirectFieldManager, AccessProviders: []string{name},
 		ConditionTypes: []string{ConditionDirectAccess}}
 }
 
@@ -46,7 +46,7 @@ func (d *Direct) now() time.Time {
 
 var _ Source = (*Direct)(nil)
 
-func (d *Direct) Writer() profilewrite.Writer { return DirectWriter(d.Name) }
+func (d *Direct) Identity() profilewrite.Identity { return DirectIdentity(d.Name) }
 
 // Twin: nothing upstream writes the direct entry.
 func (d *Direct) Twin() *coexistence.TwinWatch { return nil }

@@ -22,8 +22,8 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 )
 
-// ProxyWriter is who the cluster-proxy source writes as.
-var ProxyWriter = profilewrite.Writer{
+// ProxyIdentity is who the cluster-proxy source writes as.
+var ProxyIdentity = profilewrite.Identity{
 	FieldManager:    ProxyFieldManager,
 	ConditionTypes:  []string{ConditionClusterProxyAccess},
 	AccessProviders: []string{ProxyEntryName},
@@ -48,7 +48,7 @@ type Proxy struct {
 
 var _ Source = (*Proxy)(nil)
 
-func (p *Proxy) Writer() profilewrite.Writer { return ProxyWriter }
+func (p *Proxy) Identity() profilewrite.Identity { return ProxyIdentity }
 
 // Twin is cluster-proxy's own writer of the entry.
 func (p *Proxy) Twin() *coexistence.TwinWatch { return p.Upstream }

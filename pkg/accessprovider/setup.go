@@ -42,7 +42,7 @@ type Options struct {
 // withdrawn from every profile at start: consumers must not keep using a
 // way in that nobody maintains.
 func ProxyCapability(opts Options) capability.Capability {
-	return sourceCapability("cluster-proxy access provider", features.ClusterProfileAccessProvider, ProxyWriter, ProxyRequires,
+	return sourceCapability("cluster-proxy access provider", features.ClusterProfileAccessProvider, ProxyIdentity, ProxyRequires,
 		func(mgr ctrl.Manager) (Source, error) { return NewProxy(mgr, opts) }, opts)
 }
 
@@ -81,11 +81,11 @@ func DirectCapability(opts Options) capability.Capability {
 	if opts.DirectEntryName == "" {
 		opts.DirectEntryName = DefaultDirectEntryName
 	}
-	return sourceCapability("direct access provider", features.ClusterProfileDirectAccess, DirectWriter(opts.DirectEntryName), nil,
+	return sourceCapability("direct access provider", features.ClusterProfileDirectAccess, DirectIdentity(opts.DirectEntryName), nil,
 		func(mgr ctrl.Manager) (Source, error) { return NewDirect(mgr, opts), nil }, opts)
 }
 
-func sourceCapability(name string, gate featuregate.Feature, identity profilewrite.Writer, requires []schema.GroupVersionKind,
+func sourceCapability(name string, gate featuregate.Feature, identity profilewrite.Identity, requires []schema.GroupVersionKind,
 	newSource func(ctrl.Manager) (Source, error), opts Options) capability.Capability {
 	return capability.Capability{
 		Name:     name,
@@ -109,7 +109,7 @@ func sourceCapability(name string, gate featuregate.Feature, identity profilewri
 }
 
 // teardown withdraws a disabled source's entries.
-func teardown(ctx context.Context, mgr ctrl.Manager, identity profilewrite.Writer) error {
+func teardown(ctx context.Context, mgr ctrl.Manager, identity profilewrite.Identity) error {
 	log := ctrl.Log.WithName("access-provider-teardown").WithValues("entry", identity.AccessProviders[0])
 	withdrawn, err := withdrawEntries(ctx, mgr.GetAPIReader(), mgr.GetClient(), identity)
 	if withdrawn > 0 {

@@ -16,9 +16,9 @@ import (
 // publishes, as the source's own writer, so sources never touch each
 // other's entries.
 type Source interface {
-	// Writer is who the source writes as: its field manager, its entry's
+	// Identity is who the source writes as: its field manager, its entry's
 	// name and its condition types.
-	Writer() profilewrite.Writer
+	Identity() profilewrite.Identity
 	// Desired is what the source wants on profile, a published profile of
 	// the cluster it is named after.
 	Desired(ctx context.Context, profile *cpv1alpha1.ClusterProfile) (Desired, error)

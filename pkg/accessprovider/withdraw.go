@@ -16,7 +16,7 @@ import (
 // is off, so consumers do not keep using a way in that nobody maintains any
 // more. reader must return managedFields (an API reader, not the cache); c
 // is the manager's client.
-func withdrawEntries(ctx context.Context, reader client.Reader, c client.Client, identity profilewrite.Writer) (int, error) {
+func withdrawEntries(ctx context.Context, reader client.Reader, c client.Client, identity profilewrite.Identity) (int, error) {
 	writer := clusterprofile.NewWriter(identity, c)
 	listMaps, err := writer.ListMaps(ctx)
 	if err != nil {

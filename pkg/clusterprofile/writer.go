@@ -17,7 +17,7 @@ import (
 )
 
 // Writer is the one way this project writes ClusterProfiles: one writer's
-// share of them (see profilewrite.Writer), planned by profilewrite.Plan
+// share of them (see profilewrite.Identity), planned by profilewrite.Plan
 // against the installed CRD and sent under the writer's field manager.
 // Every write is counted, and its response kept until the informer delivers
 // it (RecentWrites), so the writer neither re-sends it nor re-runs on its
@@ -28,7 +28,7 @@ import (
 // Applies go through pkg/util/ssa with profilewrite's payloads, which carry
 // only the fields the writer owns.
 type Writer struct {
-	identity profilewrite.Writer
+	identity profilewrite.Identity
 	client   client.Client
 	schema   *SchemaReader
 	recent   *RecentWrites
@@ -38,12 +38,12 @@ type Writer struct {
 // NewWriter builds the writer identity writes as, through c: a manager's
 // client, whose reads (of the CRD) come from the cache and whose writes go
 // to the API server.
-func NewWriter(identity profilewrite.Writer, c client.Client) *Writer {
+func NewWriter(identity profilewrite.Identity, c client.Client) *Writer {
 	return &Writer{identity: identity, client: c, schema: &SchemaReader{Reader: c}, recent: NewRecentWrites(), shared: NewShared()}
 }
 
 // Identity is who the writer writes as.
-func (w *Writer) Identity() profilewrite.Writer { return w.identity }
+func (w *Writer) Identity() profilewrite.Identity { return w.identity }
 
 // ListMaps tells whether the installed CRD's status lists are list-maps.
 func (w *Writer) ListMaps(ctx context.Context) (bool, error) { return w.schema.StatusListsAreMaps(ctx) }

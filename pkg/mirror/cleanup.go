@@ -43,7 +43,7 @@ func Teardown(ctx context.Context, mgr ctrl.Manager, managerName string) error {
 		log.Info("Not deleting ClusterProfiles while OCM's built-in mirror is enabled (or its state unknown)", "error", err)
 		return err
 	}
-	deleted, err := deletePublished(ctx, mgr.GetAPIReader(), clusterprofile.NewWriter(Writer, mgr.GetClient()), managerName)
+	deleted, err := deletePublished(ctx, mgr.GetAPIReader(), clusterprofile.NewWriter(Identity, mgr.GetClient()), managerName)
 	if deleted > 0 {
 		log.Info("Deleted the ClusterProfiles this mirror had published", "deleted", deleted)
 	}

@@ -86,7 +86,7 @@ type Reconciler struct {
 func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options) *Reconciler {
 	r := &Reconciler{
 		client:      c,
-		writer:      clusterprofile.NewWriter(Writer, c),
+		writer:      clusterprofile.NewWriter(Identity, c),
 		recorder:    recorder,
 		managerName: opts.ManagerName,
 		guard:       opts.Guard,

@@ -16,11 +16,11 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/damping"
 )
 
-// Writer is who the mirror writes as: its field manager, the conditions and
+// Identity is who the mirror writes as: its field manager, the conditions and
 // version only it writes, and, on CRDs with atomic status lists, the
 // annotation recording the property names it wrote (they come from claims,
 // so managedFields is all that could tell them from another writer's).
-var Writer = profilewrite.Writer{
+var Identity = profilewrite.Identity{
 	FieldManager: FieldManager,
 	ConditionTypes: []string{cpv1alpha1.ClusterConditionControlPlaneHealthy, clusterprofile.ConditionJoined,
 		agentapi.ConditionAllNodesHealthy},
@@ -155,7 +155,7 @@ func planWrite(in planInput, key types.NamespacedName, ns string, current *cpv1a
 		Conditions:     status.Conditions,
 		Properties:     status.Properties,
 	}}
-	return profilewrite.Plan(current, desire, in.listMaps, Writer)
+	return profilewrite.Plan(current, desire, in.listMaps, Identity)
 }
 
 // propertyValues are the values in properties of the names in facts.

@@ -71,14 +71,14 @@ func (b *bench) measureFloor(ctx context.Context) error {
 // floorWriters are the project's own profile writers, one per capability
 // that writes profiles, writing as nobody the manager knows.
 func (b *bench) floorWriters(c client.Client) []*clusterprofile.Writer {
-	identities := []profilewrite.Writer{{FieldManager: floorFieldManager}}
+	identities := []profilewrite.Identity{{FieldManager: floorFieldManager}}
 	if b.cfg.gates["proxy"] {
-		proxy := accessprovider.ProxyWriter
+		proxy := accessprovider.ProxyIdentity
 		proxy.FieldManager = floorFieldManager + "-proxy"
 		identities = append(identities, proxy)
 	}
 	if b.cfg.gates["direct"] {
-		direct := accessprovider.DirectWriter(accessprovider.DefaultDirectEntryName)
+		direct := accessprovider.DirectIdentity(accessprovider.DefaultDirectEntryName)
 		direct.FieldManager = floorFieldManager + "-direct"
 		identities = append(identities, direct)
 	}

@@ -209,7 +209,7 @@ func randomBase64(n int) string {
 
 // accessStatus is the status share the access provider writing as identity
 // keeps on cluster's profile in namespace.
-func (w *world) accessStatus(identity profilewrite.Writer, namespace string, cluster *clusterv1.ManagedCluster) profilewrite.StatusApply {
+func (w *world) accessStatus(identity profilewrite.Identity, namespace string, cluster *clusterv1.ManagedCluster) profilewrite.StatusApply {
 	apply := profilewrite.StatusApply{NamespacedName: types.NamespacedName{Namespace: namespace, Name: cluster.Name}}
 	if identity.AccessProviders[0] == accessprovider.ProxyEntryName {
 		world := accessprovider.ProxyWorld{
@@ -242,12 +242,12 @@ func (w *world) tokenCopy(namespace string, profile *cpv1alpha1.ClusterProfile, 
 // publishedServers are the servers of the entries the run's access
 // providers publish for cluster, which its copies record.
 func (w *world) publishedServers(namespace string, cluster *clusterv1.ManagedCluster) []cpcreds.PublishedServer {
-	var identities []profilewrite.Writer
+	var identities []profilewrite.Identity
 	if w.bundle.gates["proxy"] {
-		identities = append(identities, accessprovider.ProxyWriter)
+		identities = append(identities, accessprovider.ProxyIdentity)
 	}
 	if w.bundle.gates["direct"] {
-		identities = append(identities, accessprovider.DirectWriter(accessprovider.DefaultDirectEntryName))
+		identities = append(identities, accessprovider.DirectIdentity(accessprovider.DefaultDirectEntryName))
 	}
 	var servers []cpcreds.PublishedServer
 	for _, identity := range identities {

@@ -6,9 +6,9 @@ import (
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 )
 
-// Writer names one writer of ClusterProfiles (the mirror, an access
+// Identity names one writer of ClusterProfiles (the mirror, an access
 // provider, ...) and says which status entries are its own.
-type Writer struct {
+type Identity struct {
 	// FieldManager is the writer's Server-Side Apply field manager.
 	FieldManager string
 	// ConditionTypes, AccessProviders and Version are the status entries
@@ -72,7 +72,7 @@ type StatusWrite struct {
 // costs no request. listMaps tells whether the installed CRD's status lists
 // are list-maps. On atomic ones, the writer's entries are replaced within the
 // current lists, and every other writer's are kept (see statusPath).
-func Plan(current *cpv1alpha1.ClusterProfile, desire Desire, listMaps bool, w Writer) (*Write, error) {
+func Plan(current *cpv1alpha1.ClusterProfile, desire Desire, listMaps bool, w Identity) (*Write, error) {
 	path := w.pathOf(current, listMaps)
 	meta := path.meta(desire)
 	if current == nil {
@@ -99,13 +99,13 @@ func Plan(current *cpv1alpha1.ClusterProfile, desire Desire, listMaps bool, w Wr
 
 // Carries tells whether p holds anything of the writer's status (see each
 // statusPath's carries).
-func (w Writer) Carries(p *cpv1alpha1.ClusterProfile, listMaps bool) bool {
+func (w Identity) Carries(p *cpv1alpha1.ClusterProfile, listMaps bool) bool {
 	return w.pathOf(p, listMaps).carries(p)
 }
 
 // OwnStatus is the part of p's status made of the writer's own entries
 // and conditions, by their keys (whoever wrote them last).
-func (w Writer) OwnStatus(p *cpv1alpha1.ClusterProfile) cpv1alpha1.ClusterProfileStatus {
+func (w Identity) OwnStatus(p *cpv1alpha1.ClusterProfile) cpv1alpha1.ClusterProfileStatus {
 	var own cpv1alpha1.ClusterProfileStatus
 	for _, ap := range p.Status.AccessProviders {
 		if slices.Contains(w.AccessProviders, ap.Name) {
@@ -143,7 +143,7 @@ type statusPath interface {
 
 // pathOf picks the status path for p (nil for a profile about to be
 // created) on a CRD whose status lists are list-maps or atomic.
-func (w Writer) pathOf(p *cpv1alpha1.ClusterProfile, listMaps bool) statusPath {
+func (w Identity) pathOf(p *cpv1alpha1.ClusterProfile, listMaps bool) statusPath {
 	switch {
 	case !listMaps:
 		return atomicPath{w}

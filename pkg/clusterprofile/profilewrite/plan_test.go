@@ -11,8 +11,8 @@ import (
 
 var (
 	key    = types.NamespacedName{Namespace: "team", Name: "c1"}
-	mirror = Writer{FieldManager: "mirror", ConditionTypes: []string{"Joined"}, Version: true, PropertiesAnnotation: "mirror/properties"}
-	proxy  = Writer{FieldManager: "proxy", ConditionTypes: []string{"ProxyAccess"}, AccessProviders: []string{"ocm"}}
+	mirror = Identity{FieldManager: "mirror", ConditionTypes: []string{"Joined"}, Version: true, PropertiesAnnotation: "mirror/properties"}
+	proxy  = Identity{FieldManager: "proxy", ConditionTypes: []string{"ProxyAccess"}, AccessProviders: []string{"ocm"}}
 )
 
 func joined(status metav1.ConditionStatus) metav1.Condition {
@@ -87,7 +87,7 @@ func TestPlanOnListMaps(t *testing.T) {
 type planCase struct {
 	current *cpv1alpha1.ClusterProfile
 	desire  Desire
-	writer  Writer
+	writer  Identity
 	want    *Write
 }
 

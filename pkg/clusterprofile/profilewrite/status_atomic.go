@@ -17,7 +17,7 @@ import (
 // all of it, so the writer's entries are recognised by their keys, and the
 // names of the properties it writes, not known in advance, by the record
 // it keeps in its PropertiesAnnotation.
-type atomicPath struct{ w Writer }
+type atomicPath struct{ w Identity }
 
 // meta adds the writer's record of the property names it writes to its
 // metadata.
@@ -110,7 +110,7 @@ func (a atomicPath) carries(p *cpv1alpha1.ClusterProfile) bool {
 }
 
 // recorded are the property names the writer recorded on p as its own.
-func (w Writer) recorded(p *cpv1alpha1.ClusterProfile) sets.Set[string] {
+func (w Identity) recorded(p *cpv1alpha1.ClusterProfile) sets.Set[string] {
 	var names []string
 	if p != nil && w.PropertiesAnnotation != "" {
 		_ = json.Unmarshal([]byte(p.Annotations[w.PropertiesAnnotation]), &names) // a mangled record owns nothing

@@ -5,7 +5,7 @@ import cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 // listMapsPath is the status path on a CRD whose status lists are
 // list-maps: the API server merges each writer's apply by key, so the
 // writer sends its share and managedFields say what it owns.
-type listMapsPath struct{ w Writer }
+type listMapsPath struct{ w Identity }
 
 func (listMapsPath) meta(desire Desire) *MetaApply { return desire.Meta }
 

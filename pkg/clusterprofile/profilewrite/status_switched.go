@@ -17,7 +17,7 @@ import (
 // entries whatever schema the API server applies; the apply then takes over
 // the ones it still wants. Where nothing of before the switch is left, it
 // writes as listMapsPath does.
-type switchedPath struct{ w Writer }
+type switchedPath struct{ w Identity }
 
 func (switchedPath) meta(desire Desire) *MetaApply { return desire.Meta }
 
@@ -50,7 +50,7 @@ func (s switchedPath) carries(p *cpv1alpha1.ClusterProfile) bool {
 // the status lists were atomic: this project merged its status
 // (mergedBeforeSwitch), or it carries the writer's record of the property
 // names it wrote, which only the atomic path keeps.
-func (w Writer) wroteBeforeSwitch(p *cpv1alpha1.ClusterProfile) bool {
+func (w Identity) wroteBeforeSwitch(p *cpv1alpha1.ClusterProfile) bool {
 	if w.mergedBeforeSwitch(p) {
 		return true
 	}
@@ -106,7 +106,7 @@ const FieldManagerPrefix = "clusterprofile-"
 // entry owning nothing, and the API server then drops it; the entry of the
 // writer that first wrote the status (the mirror, on the profiles it
 // creates) keeps the status itself and stays.
-func (w Writer) mergedBeforeSwitch(p *cpv1alpha1.ClusterProfile) bool {
+func (w Identity) mergedBeforeSwitch(p *cpv1alpha1.ClusterProfile) bool {
 	for _, entry := range p.GetManagedFields() {
 		if entry.Subresource == "status" && entry.Operation == metav1.ManagedFieldsOperationUpdate &&
 			(entry.Manager == w.FieldManager || strings.HasPrefix(entry.Manager, FieldManagerPrefix)) {

@@ -14,9 +14,9 @@ import (
 // Writers as the project names them: the evidence that the status was
 // merged before the switch is an Update entry of a "clusterprofile-" writer.
 var (
-	switchMirror = Writer{FieldManager: "clusterprofile-mirror", ConditionTypes: []string{"Joined"}, Version: true,
+	switchMirror = Identity{FieldManager: "clusterprofile-mirror", ConditionTypes: []string{"Joined"}, Version: true,
 		PropertiesAnnotation: "mirror/properties"}
-	switchDirect = Writer{FieldManager: "clusterprofile-access-direct", ConditionTypes: []string{"DirectAccess"},
+	switchDirect = Identity{FieldManager: "clusterprofile-access-direct", ConditionTypes: []string{"DirectAccess"},
 		AccessProviders: []string{"direct"}}
 )
 
