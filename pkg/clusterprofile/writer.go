@@ -62,7 +62,7 @@ func (w *Writer) Plan(ctx context.Context, current *cpv1alpha1.ClusterProfile, d
 // profile gets its metadata first (the apply creates it); an existing one
 // its status first, then its metadata, so that on atomic-list CRDs the
 // record of the properties the writer owns drops a name only once the
-// property is gone; names it adds are recorded before (write.Claim).
+// property is gone; names it adds are recorded before (write.PropertyRecord).
 func (w *Writer) Execute(ctx context.Context, write *profilewrite.Write) (*cpv1alpha1.ClusterProfile, error) {
 	current := write.Current
 	if current == nil {
@@ -72,12 +72,12 @@ func (w *Writer) Execute(ctx context.Context, write *profilewrite.Write) (*cpv1a
 		}
 		return w.writeStatus(ctx, created, *write.Status)
 	}
-	if write.Claim != nil {
-		claimed, err := w.applyMeta(ctx, *write.Claim, metrics.OpMetadata)
+	if write.PropertyRecord != nil {
+		recorded, err := w.applyMeta(ctx, *write.PropertyRecord, metrics.OpMetadata)
 		if err != nil {
 			return nil, err
 		}
-		current = claimed
+		current = recorded
 	}
 	if write.Status != nil {
 		written, err := w.writeStatus(ctx, current, *write.Status)
@@ -148,7 +148,7 @@ func (w *Writer) writeStatus(ctx context.Context, current *cpv1alpha1.ClusterPro
 		}
 		current = merged
 	}
-	if s.Guard != nil {
+	if s.DryRunMayDrop != nil {
 		if err := w.tryApply(ctx, current, s); err != nil {
 			return nil, err
 		}
@@ -181,15 +181,15 @@ func (w *Writer) mergeStatus(ctx context.Context, current *cpv1alpha1.ClusterPro
 }
 
 // tryApply sends s's apply as a dry run and fails unless the API server
-// would keep every entry outside s.Guard: just after the CRD switched to
-// list-maps, the server may still merge the lists atomically. The caller's
-// retry comes back once it has caught up.
+// would keep every entry outside s.DryRunMayDrop: just after the CRD
+// switched to list-maps, the server may still merge the lists atomically.
+// The caller's retry comes back once it has caught up.
 func (w *Writer) tryApply(ctx context.Context, current *cpv1alpha1.ClusterProfile, s profilewrite.StatusWrite) error {
 	p, err := w.applyStatus(ctx, s.Apply, client.DryRunAll)
 	if err != nil {
 		return fmt.Errorf("trying the status apply of ClusterProfile %s: %w", s.Apply.NamespacedName, err)
 	}
-	if !profilewrite.ApplyKeepsOthers(current.Status, p.Status, *s.Guard) {
+	if !profilewrite.ApplyKeepsOthers(current.Status, p.Status, *s.DryRunMayDrop) {
 		return fmt.Errorf("not applying the status of ClusterProfile %s: the API server still merges its status lists atomically "+
 			"(the ClusterProfile CRD has just switched to list-maps), and other writers' entries would be lost; retrying", s.Apply.NamespacedName)
 	}

@@ -36,10 +36,10 @@ type Desire struct {
 type Write struct {
 	// Current is the profile as read; nil when the write creates it.
 	Current *cpv1alpha1.ClusterProfile
-	// Claim, on atomic-list CRDs, is applied before the status: the
-	// metadata recording the property names the status write adds, with
-	// those recorded before (see atomicPath.claim).
-	Claim *MetaApply
+	// PropertyRecord, on atomic-list CRDs, is applied before the status:
+	// the metadata recording the property names the status write adds,
+	// with those recorded before (see atomicPath.propertyRecord).
+	PropertyRecord *MetaApply
 	// Meta is applied when set.
 	Meta *MetaApply
 	// Status is written when set.
@@ -58,13 +58,13 @@ type StatusWrite struct {
 	Apply     StatusApply
 	Merged    *cpv1alpha1.ClusterProfileStatus
 	AlsoApply bool
-	// Guard, when set, has the apply sent first as a dry run, and for real
-	// only if the dry run removes no entry outside Guard (see
-	// ApplyKeepsOthers). The API server switches to a new CRD's schema a
+	// DryRunMayDrop, when set, has the apply sent first as a dry run, and
+	// for real only if the dry run removes no entry outside DryRunMayDrop
+	// (see ApplyKeepsOthers). The API server switches to a new CRD's schema a
 	// moment after the CRD is stored, and the writer's cache can see the
 	// new CRD first; an apply the server still merges atomically replaces
 	// each list it sends, every other writer's entries with it.
-	Guard *Ownership
+	DryRunMayDrop *Ownership
 }
 
 // Plan returns the write that brings current (nil when the profile does not
@@ -93,7 +93,7 @@ func Plan(current *cpv1alpha1.ClusterProfile, desire Desire, listMaps bool, w Id
 	if write.Meta == nil && write.Status == nil {
 		return nil, nil
 	}
-	write.Claim = path.claim(current, write)
+	write.PropertyRecord = path.propertyRecord(current, write)
 	return write, nil
 }
 
@@ -135,8 +135,9 @@ type statusPath interface {
 	// about to be created) to want, or nil when it would change nothing.
 	// own is what the writer's applies own of current.
 	status(current *cpv1alpha1.ClusterProfile, want StatusApply, own Ownership) *StatusWrite
-	// claim is the metadata to apply before write (see Write.Claim), or nil.
-	claim(current *cpv1alpha1.ClusterProfile, write *Write) *MetaApply
+	// propertyRecord is the metadata to apply before write (see
+	// Write.PropertyRecord), or nil.
+	propertyRecord(current *cpv1alpha1.ClusterProfile, write *Write) *MetaApply
 	// carries tells whether p holds anything of the writer's status.
 	carries(p *cpv1alpha1.ClusterProfile) bool
 }

@@ -68,14 +68,14 @@ func (a atomicPath) ownership(current *cpv1alpha1.ClusterProfile, want StatusApp
 	}
 }
 
-// claim is the record to apply before a status write that adds property
+// propertyRecord is the record to apply before a status write that adds property
 // names the writer has not recorded: the old names and the new. Recorded
 // after the status instead, a manager killed between the two writes would
 // leave a property no writer owns, never removed once its claim goes;
 // recorded before, a kill leaves at most a name recorded for a property not
 // yet written, which the next write drops. Nil when the record already
 // holds every name.
-func (a atomicPath) claim(current *cpv1alpha1.ClusterProfile, write *Write) *MetaApply {
+func (a atomicPath) propertyRecord(current *cpv1alpha1.ClusterProfile, write *Write) *MetaApply {
 	if a.w.PropertiesAnnotation == "" || write.Meta == nil || write.Status == nil {
 		return nil
 	}
@@ -84,14 +84,14 @@ func (a atomicPath) claim(current *cpv1alpha1.ClusterProfile, write *Write) *Met
 	if recorded.IsSuperset(wanted) {
 		return nil
 	}
-	claim := *write.Meta
-	claim.Annotations = maps.Clone(claim.Annotations)
-	if claim.Annotations == nil {
-		claim.Annotations = map[string]string{}
+	record := *write.Meta
+	record.Annotations = maps.Clone(record.Annotations)
+	if record.Annotations == nil {
+		record.Annotations = map[string]string{}
 	}
 	raw, _ := json.Marshal(sets.List(recorded.Union(wanted))) // a []string always marshals
-	claim.Annotations[a.w.PropertiesAnnotation] = string(raw)
-	return &claim
+	record.Annotations[a.w.PropertiesAnnotation] = string(raw)
+	return &record
 }
 
 // carries finds the writer's entries and conditions by their keys.

@@ -30,9 +30,9 @@ func TestPlanOnAtomicLists(t *testing.T) {
 	wantMeta := *desire.Meta
 	wantMeta.Annotations = map[string]string{"mirror/properties": `["region"]`}
 	// region is new: recorded, with old, before the status write adds it.
-	wantClaim := *desire.Meta
-	wantClaim.Annotations = map[string]string{"mirror/properties": `["old","region"]`}
-	want := &Write{Current: current, Claim: &wantClaim, Meta: &wantMeta, Status: &StatusWrite{Apply: desire.Status, Merged: &cpv1alpha1.ClusterProfileStatus{
+	wantRecord := *desire.Meta
+	wantRecord.Annotations = map[string]string{"mirror/properties": `["old","region"]`}
+	want := &Write{Current: current, PropertyRecord: &wantRecord, Meta: &wantMeta, Status: &StatusWrite{Apply: desire.Status, Merged: &cpv1alpha1.ClusterProfileStatus{
 		Version:         cpv1alpha1.ClusterVersion{Kubernetes: "v1.31.0"},
 		Conditions:      []metav1.Condition{current.Status.Conditions[0], joined(metav1.ConditionTrue)},
 		Properties:      []cpv1alpha1.Property{theirs, region},
@@ -53,9 +53,9 @@ func TestPlanOnAtomicLists(t *testing.T) {
 	}
 }
 
-// A property name already recorded needs no claim before the status write;
+// A property name already recorded needs no record before the status write;
 // nor does a write that only drops names.
-func TestPlanOnAtomicListsClaimsOnlyNewNames(t *testing.T) {
+func TestPlanOnAtomicListsRecordsOnlyNewNamesFirst(t *testing.T) {
 	current := &cpv1alpha1.ClusterProfile{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "c1", Annotations: map[string]string{"mirror/properties": `["region","zone"]`}},
 		Status:     cpv1alpha1.ClusterProfileStatus{Properties: []cpv1alpha1.Property{{Name: "region", Value: "eu"}, {Name: "zone", Value: "a"}}},
@@ -69,8 +69,8 @@ func TestPlanOnAtomicListsClaimsOnlyNewNames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got == nil || got.Status == nil || got.Claim != nil {
-				t.Errorf("want a status write without a claim, got %+v", got)
+			if got == nil || got.Status == nil || got.PropertyRecord != nil {
+				t.Errorf("want a status write without a property record first, got %+v", got)
 			}
 		})
 	}

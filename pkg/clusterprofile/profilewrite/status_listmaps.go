@@ -21,7 +21,7 @@ func (listMapsPath) status(current *cpv1alpha1.ClusterProfile, want StatusApply,
 	return &StatusWrite{Apply: want}
 }
 
-func (listMapsPath) claim(*cpv1alpha1.ClusterProfile, *Write) *MetaApply { return nil }
+func (listMapsPath) propertyRecord(*cpv1alpha1.ClusterProfile, *Write) *MetaApply { return nil }
 
 // carries reads managedFields: an entry of the writer's name that the
 // writer does not own is somebody else's.

@@ -33,12 +33,12 @@ func (s switchedPath) status(current *cpv1alpha1.ClusterProfile, want StatusAppl
 	}
 	if apply && own.ownsNoListEntries() && (!before.empty() || s.w.mergedBeforeSwitch(current)) &&
 		atomicApplyDrops(current.Status, want) {
-		write.Guard = &own
+		write.DryRunMayDrop = &own
 	}
 	return write
 }
 
-func (switchedPath) claim(*cpv1alpha1.ClusterProfile, *Write) *MetaApply { return nil }
+func (switchedPath) propertyRecord(*cpv1alpha1.ClusterProfile, *Write) *MetaApply { return nil }
 
 // carries reads managedFields and, where this project merged the status
 // before the switch, the writer's keys as on atomic CRDs.

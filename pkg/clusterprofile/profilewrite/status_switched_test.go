@@ -76,17 +76,17 @@ func TestPlanAfterTheSwitchToListMaps(t *testing.T) {
 		// The API server may still merge the lists atomically for a moment:
 		// the apply is tried first, so it cannot take the other writer's
 		// property and condition with it.
-		"the mirror's first write after the switch, nothing changed: a guarded apply takes its entries over": {
+		"the mirror's first write after the switch, nothing changed: an apply tried first as a dry run takes its entries over": {
 			current: switchedProfile(), desire: unchanged, writer: switchMirror,
 			want: &Write{Current: switchedProfile(), Meta: unchanged.Meta,
-				Status: &StatusWrite{Apply: unchanged.Status, Guard: mirrorOwnsMeta()}},
+				Status: &StatusWrite{Apply: unchanged.Status, DryRunMayDrop: mirrorOwnsMeta()}},
 		},
 		// Its stale property and condition are owned by no apply: only a
 		// removal by key takes them out; the others' entries stay.
-		"a claim and a condition gone at the switch: removed by key, then the guarded apply": {
+		"a claim and a condition gone at the switch: removed by key, then the apply tried first as a dry run": {
 			current: switchedProfile(), desire: zoneAndJoinedGone, writer: switchMirror,
 			want: &Write{Current: switchedProfile(), Meta: zoneAndJoinedGone.Meta, Status: &StatusWrite{
-				Apply: zoneAndJoinedGone.Status, AlsoApply: true, Guard: mirrorOwnsMeta(),
+				Apply: zoneAndJoinedGone.Status, AlsoApply: true, DryRunMayDrop: mirrorOwnsMeta(),
 				Merged: &cpv1alpha1.ClusterProfileStatus{
 					Conditions:      []metav1.Condition{directCondition, theirCondition},
 					Properties:      []cpv1alpha1.Property{region, costCenter},
@@ -172,7 +172,7 @@ func TestPlanRemovesWhatWasWrittenBeforeTheSwitchToListMaps(t *testing.T) {
 		},
 		"written by merge patch before the switch, still wanted: applied to take ownership, after a dry run": {
 			current: updated, desire: keep,
-			want: &Write{Current: updated, Status: &StatusWrite{Apply: keep.Status, Guard: ptr.To(newOwnership())}},
+			want: &Write{Current: updated, Status: &StatusWrite{Apply: keep.Status, DryRunMayDrop: ptr.To(newOwnership())}},
 		},
 		"written by apply, withdrawn: nothing of the writer's is owned, nothing to do": {
 			current: profile(metav1.ManagedFieldsOperationApply), desire: withdraw,
