@@ -128,7 +128,7 @@ func (r *Reconciler) servedNamespaces(ctx context.Context, cluster string) ([]st
 	if err != nil {
 		return nil, err
 	}
-	world, err := r.members.ClusterWorld(ctx, mc, nil)
+	world, err := r.members.ClusterPublishing(ctx, mc, nil)
 	if err != nil {
 		return nil, err
 	}

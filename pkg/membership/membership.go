@@ -49,8 +49,10 @@ const (
 	NamespaceOfCluster
 )
 
-// World is the part of the hub that decides where clusters are published.
-type World struct {
+// Publishing is the part of the hub that decides where clusters are
+// published: sets, bindings and the state of their namespaces. (Not OCM's
+// Placement, which a binding also serves.)
+type Publishing struct {
 	// Sets are the ManagedClusterSets to consider (others simply do not count).
 	Sets []clusterv1beta2.ManagedClusterSet
 	// Bindings are the ManagedClusterSetBindings to consider.
@@ -65,17 +67,17 @@ type World struct {
 // ManagedCluster's namespace: NamespaceOfCluster) and one of its bindings is
 // Bound, publishes (see AnnotationPublish) and binds a set whose selector
 // picks the cluster. A nil or deleting cluster is served nowhere.
-func Served(cluster *clusterv1.ManagedCluster, world World) map[string]string {
+func Served(cluster *clusterv1.ManagedCluster, publishing Publishing) map[string]string {
 	served := map[string]string{}
 	if cluster == nil || !cluster.DeletionTimestamp.IsZero() {
 		return served
 	}
-	memberSets := sets.New(MemberSets(cluster, world.Sets)...)
+	memberSets := sets.New(MemberSets(cluster, publishing.Sets)...)
 	setsByNamespace := map[string][]string{}
-	for i := range world.Bindings {
-		binding := &world.Bindings[i]
+	for i := range publishing.Bindings {
+		binding := &publishing.Bindings[i]
 		if !memberSets.Has(binding.Spec.ClusterSet) || !Publishes(binding) ||
-			world.Namespaces[binding.Namespace] != NamespaceActive {
+			publishing.Namespaces[binding.Namespace] != NamespaceActive {
 			continue
 		}
 		setsByNamespace[binding.Namespace] = append(setsByNamespace[binding.Namespace], binding.Spec.ClusterSet)
@@ -95,16 +97,16 @@ func Publishes(binding *clusterv1beta2.ManagedClusterSetBinding) bool {
 		meta.IsStatusConditionTrue(binding.Status.Conditions, clusterv1beta2.ClusterSetBindingBoundType)
 }
 
-// BindingsInClusterNamespaces returns the bindings of world that publish
-// (see Publishes) but sit in a ManagedCluster's namespace, and so serve
-// nothing but Placement. Reader.ClusterWorld reads only the bindings of the
-// sets that pick a cluster, so for its world these are the bindings that
-// would otherwise have published the cluster.
-func BindingsInClusterNamespaces(world World) []*clusterv1beta2.ManagedClusterSetBinding {
+// BindingsInClusterNamespaces returns the bindings of publishing that
+// publish (see Publishes) but sit in a ManagedCluster's namespace, and so
+// serve nothing but Placement. Reader.ClusterPublishing reads only the
+// bindings of the sets that pick a cluster, so for what it reads these are
+// the bindings that would otherwise have published the cluster.
+func BindingsInClusterNamespaces(publishing Publishing) []*clusterv1beta2.ManagedClusterSetBinding {
 	var out []*clusterv1beta2.ManagedClusterSetBinding
-	for i := range world.Bindings {
-		binding := &world.Bindings[i]
-		if Publishes(binding) && world.Namespaces[binding.Namespace] == NamespaceOfCluster {
+	for i := range publishing.Bindings {
+		binding := &publishing.Bindings[i]
+		if Publishes(binding) && publishing.Namespaces[binding.Namespace] == NamespaceOfCluster {
 			out = append(out, binding)
 		}
 	}

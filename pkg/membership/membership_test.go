@@ -51,12 +51,12 @@ func TestServed(t *testing.T) {
 
 	cases := map[string]struct {
 		cluster *clusterv1.ManagedCluster
-		world   World
+		world   Publishing
 		want    map[string]string
 	}{
 		"exclusive set bound in two namespaces": {
 			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
-			world: World{
+			world: Publishing{
 				Sets:       clusterSets(utiltesting.MakeClusterSet("dev").Obj()),
 				Bindings:   bindings(utiltesting.MakeBinding("a", "dev").Bound(true).Obj(), utiltesting.MakeBinding("b", "dev").Bound(true).Obj()),
 				Namespaces: active("a", "b"),
@@ -65,7 +65,7 @@ func TestServed(t *testing.T) {
 		},
 		"binding not bound": {
 			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
-			world: World{
+			world: Publishing{
 				Sets:       clusterSets(utiltesting.MakeClusterSet("dev").Obj()),
 				Bindings:   bindings(utiltesting.MakeBinding("a", "dev").Bound(false).Obj(), utiltesting.MakeBinding("b", "dev").Obj()),
 				Namespaces: active("a", "b"),
@@ -74,7 +74,7 @@ func TestServed(t *testing.T) {
 		},
 		"terminating and missing namespaces get nothing": {
 			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
-			world: World{
+			world: Publishing{
 				Sets:       clusterSets(utiltesting.MakeClusterSet("dev").Obj()),
 				Bindings:   bindings(utiltesting.MakeBinding("a", "dev").Bound(true).Obj(), utiltesting.MakeBinding("gone", "dev").Bound(true).Obj()),
 				Namespaces: map[string]NamespaceState{"a": NamespaceTerminating},
@@ -83,7 +83,7 @@ func TestServed(t *testing.T) {
 		},
 		"cluster outside the set": {
 			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("prod").Obj(),
-			world: World{
+			world: Publishing{
 				Sets:       clusterSets(utiltesting.MakeClusterSet("dev").Obj()),
 				Bindings:   bindings(utiltesting.MakeBinding("a", "dev").Bound(true).Obj()),
 				Namespaces: active("a"),
@@ -92,7 +92,7 @@ func TestServed(t *testing.T) {
 		},
 		"empty label selector is the global set": {
 			cluster: utiltesting.MakeManagedCluster("c1").Obj(),
-			world: World{
+			world: Publishing{
 				Sets:       clusterSets(utiltesting.MakeClusterSet("global").Selector(metav1.LabelSelector{}).Obj()),
 				Bindings:   bindings(utiltesting.MakeBinding("a", "global").Bound(true).Obj()),
 				Namespaces: active("a"),
@@ -101,7 +101,7 @@ func TestServed(t *testing.T) {
 		},
 		"match expressions": {
 			cluster: utiltesting.MakeManagedCluster("c1").Label("env", "prod").Obj(),
-			world: World{
+			world: Publishing{
 				Sets: clusterSets(utiltesting.MakeClusterSet("prodlike").Selector(metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 					{Key: "env", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"dev"}}}}).Obj()),
 				Bindings:   bindings(utiltesting.MakeBinding("a", "prodlike").Bound(true).Obj()),
@@ -111,7 +111,7 @@ func TestServed(t *testing.T) {
 		},
 		"several sets in one namespace: the cluster's exclusive set names the profile": {
 			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("zeta").Obj(),
-			world: World{
+			world: Publishing{
 				Sets: clusterSets(utiltesting.MakeClusterSet("zeta").Obj(), utiltesting.MakeClusterSet("alpha").Selector(metav1.LabelSelector{}).Obj()),
 				Bindings: bindings(utiltesting.MakeBinding("a", "zeta").Bound(true).Obj(), utiltesting.MakeBinding("a", "alpha").Bound(true).Obj(),
 					utiltesting.MakeBinding("b", "alpha").Bound(true).Obj()),
@@ -121,7 +121,7 @@ func TestServed(t *testing.T) {
 		},
 		"several label-selector sets: the first by name": {
 			cluster: utiltesting.MakeManagedCluster("c1").Obj(),
-			world: World{
+			world: Publishing{
 				Sets: clusterSets(utiltesting.MakeClusterSet("mid").Selector(metav1.LabelSelector{}).Obj(),
 					utiltesting.MakeClusterSet("first").Selector(metav1.LabelSelector{}).Obj()),
 				Bindings:   bindings(utiltesting.MakeBinding("a", "mid").Bound(true).Obj(), utiltesting.MakeBinding("a", "first").Bound(true).Obj()),
@@ -131,7 +131,7 @@ func TestServed(t *testing.T) {
 		},
 		"set being deleted and set with a broken selector pick nothing": {
 			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
-			world: World{
+			world: Publishing{
 				Sets:       clusterSets(deletingSet, badSelector),
 				Bindings:   bindings(utiltesting.MakeBinding("a", "dev").Bound(true).Obj(), utiltesting.MakeBinding("a", "bad").Bound(true).Obj()),
 				Namespaces: active("a"),
@@ -140,7 +140,7 @@ func TestServed(t *testing.T) {
 		},
 		"cluster being deleted": {
 			cluster: deletingCluster,
-			world: World{
+			world: Publishing{
 				Sets:       clusterSets(utiltesting.MakeClusterSet("dev").Obj()),
 				Bindings:   bindings(utiltesting.MakeBinding("a", "dev").Bound(true).Obj()),
 				Namespaces: active("a"),
@@ -149,7 +149,7 @@ func TestServed(t *testing.T) {
 		},
 		"a binding that opts out of publishing serves Placement only": {
 			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
-			world: World{
+			world: Publishing{
 				Sets: clusterSets(utiltesting.MakeClusterSet("dev").Obj()),
 				Bindings: bindings(utiltesting.MakeBinding("a", "dev").Bound(true).Annotation(AnnotationPublish, "false").Obj(),
 					utiltesting.MakeBinding("b", "dev").Bound(true).Annotation(AnnotationPublish, "true").Obj()),
@@ -159,7 +159,7 @@ func TestServed(t *testing.T) {
 		},
 		"an opted-out binding does not hide another binding of the namespace": {
 			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
-			world: World{
+			world: Publishing{
 				Sets: clusterSets(utiltesting.MakeClusterSet("dev").Obj(), utiltesting.MakeClusterSet("global").Selector(metav1.LabelSelector{}).Obj()),
 				Bindings: bindings(utiltesting.MakeBinding("a", "global").Bound(true).Annotation(AnnotationPublish, "false").Obj(),
 					utiltesting.MakeBinding("a", "dev").Bound(true).Obj()),
@@ -169,7 +169,7 @@ func TestServed(t *testing.T) {
 		},
 		"a binding being deleted": {
 			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
-			world: World{
+			world: Publishing{
 				Sets:       clusterSets(utiltesting.MakeClusterSet("dev").Obj()),
 				Bindings:   bindings(deletingBinding),
 				Namespaces: active("a"),
@@ -178,7 +178,7 @@ func TestServed(t *testing.T) {
 		},
 		"a set whose name is no label value gives way to one whose is": {
 			cluster: utiltesting.MakeManagedCluster("c1").Obj(),
-			world: World{
+			world: Publishing{
 				Sets: clusterSets(utiltesting.MakeClusterSet("a-"+strings.Repeat("x", 70)).Selector(metav1.LabelSelector{}).Obj(),
 					utiltesting.MakeClusterSet("z-global").Selector(metav1.LabelSelector{}).Obj()),
 				Bindings: bindings(utiltesting.MakeBinding("a", "a-"+strings.Repeat("x", 70)).Bound(true).Obj(),
@@ -191,7 +191,7 @@ func TestServed(t *testing.T) {
 		},
 		"a ManagedCluster's namespace serves nothing; another namespace of the same set does": {
 			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
-			world: World{
+			world: Publishing{
 				Sets:       clusterSets(utiltesting.MakeClusterSet("dev").Obj()),
 				Bindings:   bindings(utiltesting.MakeBinding("c2", "dev").Bound(true).Obj(), utiltesting.MakeBinding("a", "dev").Bound(true).Obj()),
 				Namespaces: map[string]NamespaceState{"c2": NamespaceOfCluster, "a": NamespaceActive},
@@ -200,7 +200,7 @@ func TestServed(t *testing.T) {
 		},
 		"not even the cluster's own namespace serves it": {
 			cluster: utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
-			world: World{
+			world: Publishing{
 				Sets:       clusterSets(utiltesting.MakeClusterSet("dev").Obj()),
 				Bindings:   bindings(utiltesting.MakeBinding("c1", "dev").Bound(true).Obj()),
 				Namespaces: map[string]NamespaceState{"c1": NamespaceOfCluster},
@@ -208,7 +208,7 @@ func TestServed(t *testing.T) {
 			want: map[string]string{},
 		},
 		"cluster gone": {
-			world: World{Namespaces: active("a")},
+			world: Publishing{Namespaces: active("a")},
 			want:  map[string]string{},
 		},
 	}
@@ -227,11 +227,11 @@ func TestBindingsInClusterNamespaces(t *testing.T) {
 	deleting := utiltesting.MakeBinding("c2", "deleting").Bound(true).Obj()
 	deleting.DeletionTimestamp = &now
 	cases := map[string]struct {
-		world World
+		world Publishing
 		want  []string
 	}{
 		"publishing bindings in a ManagedCluster's namespace": {
-			world: World{
+			world: Publishing{
 				Bindings: bindings(utiltesting.MakeBinding("c2", "dev").Bound(true).Obj(), utiltesting.MakeBinding("c2", "global").Bound(true).Obj(),
 					utiltesting.MakeBinding("team", "dev").Bound(true).Obj()),
 				Namespaces: map[string]NamespaceState{"c2": NamespaceOfCluster, "team": NamespaceActive},
@@ -239,14 +239,14 @@ func TestBindingsInClusterNamespaces(t *testing.T) {
 			want: []string{"c2/dev", "c2/global"},
 		},
 		"bindings that publish nothing anyway are not listed": {
-			world: World{
+			world: Publishing{
 				Bindings: bindings(utiltesting.MakeBinding("c2", "unbound").Bound(false).Obj(),
 					utiltesting.MakeBinding("c2", "optout").Bound(true).Annotation(AnnotationPublish, "false").Obj(), deleting),
 				Namespaces: map[string]NamespaceState{"c2": NamespaceOfCluster},
 			},
 		},
 		"terminating and missing namespaces are not a cluster's": {
-			world: World{
+			world: Publishing{
 				Bindings:   bindings(utiltesting.MakeBinding("old", "dev").Bound(true).Obj(), utiltesting.MakeBinding("gone", "dev").Bound(true).Obj()),
 				Namespaces: map[string]NamespaceState{"old": NamespaceTerminating},
 			},

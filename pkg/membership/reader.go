@@ -14,35 +14,36 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Reader reads the world Served decides from, out of the manager's cache.
+// Reader reads what Served decides from, out of the manager's cache.
 type Reader struct {
 	Client client.Reader
 }
 
-// ClusterWorld reads what decides where cluster is published: every set, the
-// bindings of the sets that pick the cluster, and the state of the namespaces
-// of those bindings and of extraNamespaces (say, where its profiles are).
-func (r Reader) ClusterWorld(ctx context.Context, cluster *clusterv1.ManagedCluster, extraNamespaces []string) (World, error) {
-	world := World{Namespaces: map[string]NamespaceState{}}
+// ClusterPublishing reads what decides where cluster is published: every
+// set, the bindings of the sets that pick the cluster, and the state of the
+// namespaces of those bindings and of extraNamespaces (say, where its
+// profiles are).
+func (r Reader) ClusterPublishing(ctx context.Context, cluster *clusterv1.ManagedCluster, extraNamespaces []string) (Publishing, error) {
+	publishing := Publishing{Namespaces: map[string]NamespaceState{}}
 	if cluster != nil && cluster.DeletionTimestamp.IsZero() {
 		setList := &clusterv1beta2.ManagedClusterSetList{}
 		if err := r.Client.List(ctx, setList, client.UnsafeDisableDeepCopy); err != nil {
-			return world, fmt.Errorf("listing ManagedClusterSets: %w", err)
+			return publishing, fmt.Errorf("listing ManagedClusterSets: %w", err)
 		}
-		world.Sets = setList.Items
-		for _, setName := range MemberSets(cluster, world.Sets) {
+		publishing.Sets = setList.Items
+		for _, setName := range MemberSets(cluster, publishing.Sets) {
 			bindings := &clusterv1beta2.ManagedClusterSetBindingList{}
 			if err := r.Client.List(ctx, bindings, client.MatchingFields{BindingClusterSetKey: setName}, client.UnsafeDisableDeepCopy); err != nil {
-				return world, fmt.Errorf("listing bindings of ManagedClusterSet %s: %w", setName, err)
+				return publishing, fmt.Errorf("listing bindings of ManagedClusterSet %s: %w", setName, err)
 			}
-			world.Bindings = append(world.Bindings, bindings.Items...)
+			publishing.Bindings = append(publishing.Bindings, bindings.Items...)
 		}
 	}
-	namespaces := make([]string, 0, len(world.Bindings)+len(extraNamespaces))
-	for _, b := range world.Bindings {
+	namespaces := make([]string, 0, len(publishing.Bindings)+len(extraNamespaces))
+	for _, b := range publishing.Bindings {
 		namespaces = append(namespaces, b.Namespace)
 	}
-	return world, r.readNamespaces(ctx, world.Namespaces, append(namespaces, extraNamespaces...))
+	return publishing, r.readNamespaces(ctx, publishing.Namespaces, append(namespaces, extraNamespaces...))
 }
 
 // Serves tells whether namespace publishes the cluster named clusterName.
@@ -52,7 +53,7 @@ func (r Reader) Serves(ctx context.Context, namespace, clusterName string) (bool
 	if err != nil || cluster == nil || !cluster.DeletionTimestamp.IsZero() {
 		return false, err
 	}
-	world := World{Namespaces: map[string]NamespaceState{}}
+	publishing := Publishing{Namespaces: map[string]NamespaceState{}}
 	bindings := &clusterv1beta2.ManagedClusterSetBindingList{}
 	if err := r.Client.List(ctx, bindings, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return false, fmt.Errorf("listing ManagedClusterSetBindings in %s: %w", namespace, err)
@@ -70,16 +71,16 @@ func (r Reader) Serves(ctx context.Context, namespace, clusterName string) (bool
 		case err != nil:
 			return false, fmt.Errorf("reading ManagedClusterSet %s: %w", binding.Spec.ClusterSet, err)
 		}
-		world.Sets = append(world.Sets, *set)
-		world.Bindings = append(world.Bindings, *binding)
+		publishing.Sets = append(publishing.Sets, *set)
+		publishing.Bindings = append(publishing.Bindings, *binding)
 	}
-	if len(world.Bindings) == 0 {
+	if len(publishing.Bindings) == 0 {
 		return false, nil
 	}
-	if err := r.readNamespaces(ctx, world.Namespaces, []string{namespace}); err != nil {
+	if err := r.readNamespaces(ctx, publishing.Namespaces, []string{namespace}); err != nil {
 		return false, err
 	}
-	_, served := Served(cluster, world)[namespace]
+	_, served := Served(cluster, publishing)[namespace]
 	return served, nil
 }
 

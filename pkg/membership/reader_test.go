@@ -46,7 +46,7 @@ func TestReaderNamespaceStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	world, err := reader.ClusterWorld(ctx, cluster, nil)
+	world, err := reader.ClusterPublishing(ctx, cluster, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

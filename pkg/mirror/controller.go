@@ -202,11 +202,11 @@ func (r *Reconciler) readWorld(ctx context.Context, cluster *clusterv1.ManagedCl
 	for _, p := range existing {
 		namespaces = append(namespaces, p.Namespace)
 	}
-	placement, err := membership.Reader{Client: r.client}.ClusterWorld(ctx, cluster, namespaces)
+	publishing, err := membership.Reader{Client: r.client}.ClusterPublishing(ctx, cluster, namespaces)
 	if err != nil {
 		return World{}, err
 	}
-	world := World{World: placement}
+	world := World{Publishing: publishing}
 	if world.IDHolders, err = r.idHolders(ctx, cluster); err != nil {
 		return world, err
 	}

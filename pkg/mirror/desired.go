@@ -21,7 +21,7 @@ import (
 // World is the part of the hub that decides where one cluster is published
 // and what its profiles say.
 type World struct {
-	membership.World
+	membership.Publishing
 	// Agent is the cluster-profile-agent's report; nil when the agent
 	// feature is off, so the klusterlet's conditions are mirrored as they are.
 	Agent *AgentReport
@@ -111,7 +111,7 @@ const MaxPropertiesBytes = 512 * 1024
 // cluster (membership.Served) and what its profiles say. A nil or deleting
 // cluster has none.
 func DesiredProfiles(cluster *clusterv1.ManagedCluster, world World) Desired {
-	desired := Desired{Profiles: membership.Served(cluster, world.World)}
+	desired := Desired{Profiles: membership.Served(cluster, world.Publishing)}
 	if cluster == nil || !cluster.DeletionTimestamp.IsZero() {
 		return desired
 	}

@@ -147,7 +147,7 @@ func TestDesiredStatusWithAgentReports(t *testing.T) {
 // TestStatusIn checks the standard properties each namespace's profile adds
 // to the cluster's status: the cluster's id and the set binding it there.
 func TestStatusIn(t *testing.T) {
-	bound := World{World: membership.World{
+	bound := World{Publishing: membership.Publishing{
 		Sets: []clusterv1beta2.ManagedClusterSet{*utiltesting.MakeClusterSet("dev").Obj(),
 			*utiltesting.MakeClusterSet("prod").Selector(metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}).Obj()},
 		Bindings: []clusterv1beta2.ManagedClusterSetBinding{*utiltesting.MakeBinding("team-a", "dev").Bound(true).Obj(),

@@ -89,7 +89,7 @@ func (r *Reconciler) reportFindings(ctx context.Context, cluster *clusterv1.Mana
 // stops publishing, or whose namespace loses the label, clears it.
 func (r *Reconciler) reportClusterNamespaces(ctx context.Context, world World) {
 	inClusterNamespaces := map[*clusterv1beta2.ManagedClusterSetBinding]bool{}
-	for _, b := range membership.BindingsInClusterNamespaces(world.World) {
+	for _, b := range membership.BindingsInClusterNamespaces(world.Publishing) {
 		inClusterNamespaces[b] = true
 	}
 	for i := range world.Bindings {
