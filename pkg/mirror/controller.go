@@ -180,11 +180,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.reportFindings(ctx, cluster, req.Name, desired, planned.steps)
 	r.reportClusterNamespaces(ctx, world)
 	r.reportHeldFacts(ctx, desired, planned)
-	if len(desired.Profiles) == 0 {
+	if len(desired.SetByNamespace) == 0 {
 		r.published.forget(req.Name)
 	}
 	if len(planned.steps) == 0 {
-		log.V(4).Info("ClusterProfiles up to date", "profiles", len(desired.Profiles))
+		log.V(4).Info("ClusterProfiles up to date", "profiles", len(desired.SetByNamespace))
 		return ctrl.Result{RequeueAfter: planned.factsHeldFor}, planErr
 	}
 	result, err := clusterprofile.ResultFor(ctx, errors.Join(planErr, r.execute(ctx, cluster, planned.steps, now)))

@@ -43,9 +43,9 @@ type AgentReport struct {
 
 // Desired is what the mirror wants for one cluster.
 type Desired struct {
-	// Profiles maps each namespace that should hold the cluster's profile to
-	// the set it is published for.
-	Profiles map[string]string
+	// SetByNamespace maps each namespace that should hold the cluster's
+	// profile to the set it is published for.
+	SetByNamespace map[string]string
 	// Status is the status every profile of the cluster carries.
 	Status Status
 	// SkippedClaims are claims the ClusterProfile schema would reject, and
@@ -73,7 +73,7 @@ func (d Desired) StatusIn(ns string) Status {
 	}
 	status.Properties = append(append(make([]cpv1alpha1.Property, 0, len(status.Properties)+2), status.Properties...),
 		cpv1alpha1.Property{Name: PropertyClusterID, Value: d.ClusterID},
-		cpv1alpha1.Property{Name: PropertyClusterSet, Value: d.Profiles[ns]})
+		cpv1alpha1.Property{Name: PropertyClusterSet, Value: d.SetByNamespace[ns]})
 	return status
 }
 
@@ -111,7 +111,7 @@ const MaxPropertiesBytes = 512 * 1024
 // cluster (membership.Served) and what its profiles say. A nil or deleting
 // cluster has none.
 func DesiredProfiles(cluster *clusterv1.ManagedCluster, world World) Desired {
-	desired := Desired{Profiles: membership.Served(cluster, world.Publishing)}
+	desired := Desired{SetByNamespace: membership.Served(cluster, world.Publishing)}
 	if cluster == nil || !cluster.DeletionTimestamp.IsZero() {
 		return desired
 	}
@@ -265,13 +265,13 @@ func profileMeta(key types.NamespacedName, clusterSet, managerName string) profi
 // when none is.
 func OmittedLabels(clusterName string, desired Desired) []string {
 	var omitted []string
-	if len(desired.Profiles) == 0 {
+	if len(desired.SetByNamespace) == 0 {
 		return nil
 	}
 	if !clusterprofile.IsLabelValue(clusterName) {
 		omitted = append(omitted, fmt.Sprintf("%s (the cluster name is no valid label value)", clusterprofile.LabelClusterName))
 	}
-	for ns, set := range desired.Profiles {
+	for ns, set := range desired.SetByNamespace {
 		if !clusterprofile.IsLabelValue(set) {
 			omitted = append(omitted, fmt.Sprintf("%s in namespace %s (set %q is no valid label value and no other bound set there is)",
 				clusterprofile.LabelClusterSet, ns, set))

@@ -185,7 +185,7 @@ func TestStatusIn(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			desired := DesiredProfiles(tc.cluster, bound)
 			got := map[string][]cpv1alpha1.Property{}
-			for ns := range desired.Profiles {
+			for ns := range desired.SetByNamespace {
 				got[ns] = desired.StatusIn(ns).Properties
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -231,7 +231,7 @@ func TestProfileLabelsAreValidLabelValues(t *testing.T) {
 			if diff := cmp.Diff(tc.wantLabels, meta.Labels); diff != "" {
 				t.Errorf("labels (-want +got):\n%s", diff)
 			}
-			got := OmittedLabels(tc.cluster, Desired{Profiles: map[string]string{"ns": tc.set}})
+			got := OmittedLabels(tc.cluster, Desired{SetByNamespace: map[string]string{"ns": tc.set}})
 			if diff := cmp.Diff(tc.wantOmitted, got); diff != "" {
 				t.Errorf("omitted (-want +got):\n%s", diff)
 			}

@@ -87,7 +87,7 @@ func plan(in planInput) (planned, error) {
 	}
 	var out planned
 	var errs []error
-	for _, ns := range sortedKeys(in.desired.Profiles) {
+	for _, ns := range sortedKeys(in.desired.SetByNamespace) {
 		s, held, err := planWanted(in, ns, existing[ns])
 		if err != nil {
 			errs = append(errs, err)
@@ -103,7 +103,7 @@ func plan(in planInput) (planned, error) {
 	}
 	for _, ns := range sortedKeys(existing) {
 		p := existing[ns]
-		if _, wanted := in.desired.Profiles[ns]; wanted || !deletesUnwanted(p, in.managerName, in.namespaces[ns]) {
+		if _, wanted := in.desired.SetByNamespace[ns]; wanted || !deletesUnwanted(p, in.managerName, in.namespaces[ns]) {
 			continue
 		}
 		out.steps = append(out.steps, step{key: types.NamespacedName{Namespace: ns, Name: p.Name}, current: p, delete: true})
@@ -145,7 +145,7 @@ func planWanted(in planInput, ns string, current *cpv1alpha1.ClusterProfile) (*s
 
 // planWrite plans the write of the profile in ns carrying facts.
 func planWrite(in planInput, key types.NamespacedName, ns string, current *cpv1alpha1.ClusterProfile, facts []cpv1alpha1.Property) (*profilewrite.Write, error) {
-	meta := profileMeta(key, in.desired.Profiles[ns], in.managerName)
+	meta := profileMeta(key, in.desired.SetByNamespace[ns], in.managerName)
 	desired := in.desired
 	desired.Status.Properties = facts
 	status := desired.StatusIn(ns)

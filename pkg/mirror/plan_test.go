@@ -182,7 +182,7 @@ func TestPlan(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			planned, err := plan(planInput{
 				clusterName: "c1", managerName: testManager,
-				desired:  Desired{Profiles: tc.desired, Status: tc.status},
+				desired:  Desired{SetByNamespace: tc.desired, Status: tc.status},
 				existing: tc.existing, namespaces: tc.namespaces, listMaps: true,
 			})
 			if err != nil {
@@ -239,7 +239,7 @@ func TestPlanOnAtomicStatusLists(t *testing.T) {
 			}
 			planned, err := plan(planInput{
 				clusterName: "c1", managerName: testManager,
-				desired:  Desired{Profiles: map[string]string{"a": "dev"}, Status: testStatus},
+				desired:  Desired{SetByNamespace: map[string]string{"a": "dev"}, Status: testStatus},
 				existing: existing, listMaps: false,
 			})
 			if err != nil {
@@ -338,7 +338,7 @@ func TestPlanHoldsChangedFactsWithinTheBudget(t *testing.T) {
 			}
 			planned, err := plan(planInput{
 				clusterName: "c1", managerName: testManager, listMaps: true, facts: budget,
-				desired:  Desired{Profiles: map[string]string{"a": "dev"}, Status: tc.desired},
+				desired:  Desired{SetByNamespace: map[string]string{"a": "dev"}, Status: tc.desired},
 				existing: []*cpv1alpha1.ClusterProfile{published.DeepCopy()},
 			})
 			if err != nil {

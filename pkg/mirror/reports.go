@@ -144,5 +144,5 @@ func (r *Reconciler) reportHeldFacts(ctx context.Context, desired Desired, p pla
 	}
 	metrics.FactsHeld(strings.ToLower(p.factsHeld.String()))
 	ctrl.LoggerFrom(ctx).V(4).Info("Changed facts held back by the write budget", "change", p.factsHeld.String(),
-		"wait", p.factsHeldFor.String(), "profiles", len(desired.Profiles))
+		"wait", p.factsHeldFor.String(), "profiles", len(desired.SetByNamespace))
 }
