@@ -1,10 +1,12 @@
 package accessprovider
 
+import "open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+
 const (
 	// ProxyFieldManager owns the cluster-proxy entry and its condition.
-	ProxyFieldManager = "clusterprofile-access-proxy"
+	ProxyFieldManager = profilewrite.FieldManagerPrefix + "access-proxy"
 	// DirectFieldManager owns the direct entry.
-	DirectFieldManager = "clusterprofile-access-direct"
+	DirectFieldManager = profilewrite.FieldManagerPrefix + "access-direct"
 
 	// ProxyEntryName is the access provider name consumers configure for
 	// cp-creds (the name in OCM's guide and in MultiKueue's example).

@@ -3,6 +3,8 @@ package clusterprofile
 import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 )
 
 const (
@@ -23,7 +25,7 @@ const (
 
 	// MirrorFieldManager is the mirror's field manager (pkg/mirror): the
 	// profiles it wrote are the ones it deletes when no namespace serves them.
-	MirrorFieldManager = FieldManagerPrefix + "mirror"
+	MirrorFieldManager = profilewrite.FieldManagerPrefix + "mirror"
 
 	// CRDName is the name of the ClusterProfile CustomResourceDefinition.
 	CRDName = "clusterprofiles.multicluster.x-k8s.io"

@@ -14,10 +14,6 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/intern"
 )
 
-// FieldManagerPrefix starts the field manager name of every writer in this
-// project (clusterprofile-mirror, clusterprofile-access-proxy, ...).
-const FieldManagerPrefix = profilewrite.FieldManagerPrefix
-
 // Shared holds what cached profiles share with each other (see Compact):
 // one table per kind of value, each letting go of what no profile holds.
 type Shared struct {
@@ -85,7 +81,7 @@ func Compact(p *cpv1alpha1.ClusterProfile, shared *Shared) {
 func ownManagedFields(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
 	var own []metav1.ManagedFieldsEntry
 	for _, entry := range entries {
-		if strings.HasPrefix(entry.Manager, FieldManagerPrefix) {
+		if strings.HasPrefix(entry.Manager, profilewrite.FieldManagerPrefix) {
 			own = append(own, profilewrite.CompactEntry(entry))
 		}
 	}

@@ -1,17 +1,20 @@
 package credsync
 
-import "open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+import (
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+)
 
 const (
 	// ControllerName names the syncer in logs and metrics.
 	ControllerName = "clusterprofile-credsync"
 	// FieldManager owns the synced Secrets' fields.
-	FieldManager = "clusterprofile-credsync"
+	FieldManager = profilewrite.FieldManagerPrefix + "credsync"
 	// MarksFieldManager owns the marks the syncer puts on the copies
 	// managed-serviceaccount's own syncer writes while this one yields to it:
 	// a manager of its own, so applying the marks alone never gives up
 	// FieldManager's fields.
-	MarksFieldManager = "clusterprofile-credsync-marks"
+	MarksFieldManager = FieldManager + "-marks"
 
 	// LabelSyncToClusterProfile asks for a ManagedServiceAccount's token to be synced.
 	LabelSyncToClusterProfile = cpcreds.LabelSyncToClusterProfile

@@ -1,6 +1,10 @@
 package multikueue
 
-import "k8s.io/apimachinery/pkg/runtime/schema"
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+)
 
 // Kueue's API, pinned here and nowhere else: the module does not import
 // Kueue's types (they would drag Kueue's dependency versions in), so its
@@ -17,7 +21,7 @@ var (
 
 const (
 	// FieldManager owns what this capability writes on Kueue's objects.
-	FieldManager = "clusterprofile-multikueue"
+	FieldManager = profilewrite.FieldManagerPrefix + "multikueue"
 
 	// ControllerName and ConfigControllerName name the controllers in logs
 	// and metrics; ControllerName also signs the Events.

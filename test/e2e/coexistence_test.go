@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
@@ -408,7 +409,7 @@ func (w *fleetWatch) bundleWritesSince(since time.Time) []string {
 	var writes []string
 	for _, ev := range w.events {
 		for _, f := range ev.fields {
-			if !strings.HasPrefix(f.Manager, clusterprofile.FieldManagerPrefix) || f.Time == nil || f.Time.Time.Before(after) {
+			if !strings.HasPrefix(f.Manager, profilewrite.FieldManagerPrefix) || f.Time == nil || f.Time.Time.Before(after) {
 				continue
 			}
 			write := fmt.Sprintf("%s by %s at %s", ev.object, f.Manager, f.Time.Format(time.TimeOnly))

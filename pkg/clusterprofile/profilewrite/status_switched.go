@@ -95,10 +95,6 @@ func (s switchedPath) beforeSwitch(current *cpv1alpha1.ClusterProfile, own Owner
 	return out
 }
 
-// FieldManagerPrefix starts the field manager name of every writer in this
-// project (clusterprofile-mirror, clusterprofile-access-proxy, ...).
-const FieldManagerPrefix = "clusterprofile-"
-
 // mergedBeforeSwitch tells whether this project wrote p's status by merge
 // patch, as its writers do while the status lists are atomic: an Update
 // entry of the writer's or of another writer of the project. Another
