@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -23,6 +24,14 @@ import (
 func DirectIdentity(name string) profilewrite.Identity {
 	return profilewrite.Identity{FieldManager: DirectFieldManager, AccessProviders: []string{name},
 		ConditionTypes: []string{ConditionDirectAccess}}
+}
+
+// NewDirect is the direct source on mgr.
+func NewDirect(mgr ctrl.Manager, opts Options) *Direct {
+	if opts.DirectEntryName == "" {
+		opts.DirectEntryName = DefaultDirectEntryName
+	}
+	return &Direct{Reader: mgr.GetClient(), Name: opts.DirectEntryName, Now: time.Now}
 }
 
 // Direct is the direct source: an entry that reaches the cluster's own API

@@ -7,9 +7,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	proxyv1alpha1 "open-cluster-management.io/cluster-proxy/pkg/apis/proxy/v1alpha1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,6 +23,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/filteredcache"
 )
 
 // ProxyIdentity is who the cluster-proxy source writes as.
@@ -27,6 +31,27 @@ var ProxyIdentity = profilewrite.Identity{
 	FieldManager:    ProxyFieldManager,
 	ConditionTypes:  []string{ConditionClusterProxyAccess},
 	AccessProviders: []string{ProxyEntryName},
+}
+
+// ProxyRequires are the APIs the cluster-proxy source reads.
+var ProxyRequires = []schema.GroupVersionKind{proxyv1alpha1.GroupVersion.WithKind("ManagedProxyConfiguration")}
+
+// NewProxy is the cluster-proxy source on mgr.
+func NewProxy(mgr ctrl.Manager, opts Options) (*Proxy, error) {
+	if opts.ProxyTwin != nil {
+		if err := opts.ProxyTwin.Start(mgr); err != nil {
+			return nil, err
+		}
+	}
+	// Only the user server certificate Secrets, in any namespace: the
+	// proxy namespace comes from the configuration and may change.
+	secrets, err := filteredcache.New(mgr, &corev1.Secret{}, cache.ByObject{
+		Field: fields.OneTermEqualSelector("metadata.name", UserServerSecretName),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Proxy{Reader: mgr.GetClient(), Secrets: secrets, Endpoint: opts.Endpoint, Now: time.Now, Upstream: opts.ProxyTwin}, nil
 }
 
 // Proxy is the cluster-proxy source: an entry that reaches the cluster

@@ -14,22 +14,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"open-cluster-management.io/addon-framework/pkg/addonfactory"
-	"open-cluster-management.io/addon-framework/pkg/addonmanager"
 	"open-cluster-management.io/addon-framework/pkg/addonmanager/constants"
 	"open-cluster-management.io/addon-framework/pkg/agent"
 	"open-cluster-management.io/addon-framework/pkg/utils"
 	addonapiv1beta1 "open-cluster-management.io/api/addon/v1beta1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
-	workv1 "open-cluster-management.io/api/work/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
-	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
-	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/damping"
 )
 
@@ -159,53 +152,4 @@ func HubRole() *rbacv1.Role {
 				ResourceNames: []string{agentapi.AddonName}, Verbs: []string{"get", "patch"}},
 		},
 	}
-}
-
-// Capability is the agent addon as the manager starts it (gate
-// ClusterProfileAgent). It needs OCM's addon and work APIs; it publishes
-// nothing on the hub that outlives it (addon-framework owns the
-// ManifestWorks, and OCM removes them with the addon).
-func Capability(opts Options) capability.Capability {
-	return capability.Capability{
-		Name: "agent addon",
-		Gate: features.ClusterProfileAgent,
-		Requires: []schema.GroupVersionKind{
-			capability.Kind(addonapiv1beta1.GroupVersion, "ClusterManagementAddOn"),
-			capability.Kind(addonapiv1beta1.GroupVersion, "ManagedClusterAddOn"),
-			capability.Kind(workv1.GroupVersion, "ManifestWork"),
-		},
-		Setup: func(_ context.Context, mgr ctrl.Manager) error { return Setup(mgr, opts) },
-	}
-}
-
-// Setup runs the addon manager for the agent beside the other controllers,
-// after leader election like them.
-func Setup(mgr ctrl.Manager, opts Options) error {
-	cfg := rest.CopyConfig(mgr.GetConfig())
-	kubeClient, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	addonClient, err := addonclient.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	agentAddon, err := NewAgentAddon(kubeClient, addonClient, opts)
-	if err != nil {
-		return fmt.Errorf("building the %s addon: %w", agentapi.AddonName, err)
-	}
-	addonManager, err := addonmanager.New(cfg)
-	if err != nil {
-		return err
-	}
-	if err := addonManager.AddAgent(agentAddon); err != nil {
-		return fmt.Errorf("registering the %s addon: %w", agentapi.AddonName, err)
-	}
-	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		if err := addonManager.Start(ctx); err != nil {
-			return fmt.Errorf("starting the addon manager: %w", err)
-		}
-		<-ctx.Done()
-		return nil
-	}))
 }

@@ -37,7 +37,6 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/damping"
-	"open-cluster-management.io/clusterprofile-bundle/pkg/util/eventnote"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 )
 
@@ -100,22 +99,6 @@ func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options)
 		r.clock = clock.RealClock{}
 	}
 	return r
-}
-
-// Setup registers the mirror's controller with the manager (the indexes it
-// uses are the shared ones its Capability names).
-func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
-	if opts.Guard == nil {
-		opts.Guard = coexistence.NewGuard(mgr)
-	}
-	r := NewReconciler(mgr.GetClient(), eventnote.Truncating(mgr.GetEventRecorder(ControllerName)), opts)
-	if err := r.SetupWithManager(mgr, opts.Workers); err != nil {
-		return err
-	}
-	if opts.Deletions != nil {
-		opts.Deletions.running(opts.ManagerName, membership.Reader{Client: mgr.GetClient()}, opts.Guard)
-	}
-	return nil
 }
 
 // SetupWithManager wires the watches.

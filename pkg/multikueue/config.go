@@ -6,12 +6,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 )
@@ -43,11 +41,6 @@ func (r *ConfigReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(newUnstructured(ClusterKind), toConfig).
 		Watches(newUnstructured(ConfigKind), toConfig).
 		Complete(r)
-}
-
-// config maps any event to the one key.
-func (r *ConfigReconciler) config(context.Context, client.Object) []reconcile.Request {
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: r.opts.ConfigName}}}
 }
 
 // Reconcile brings the MultiKueueConfig in line with our MultiKueueClusters.

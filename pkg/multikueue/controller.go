@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
@@ -78,21 +77,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&cpv1alpha1.ClusterProfile{}, builder.WithPredicates(predicate.NewPredicateFuncs(r.inKueueNamespace))).
 		Watches(newUnstructured(ClusterKind), handler.EnqueueRequestsFromMapFunc(r.profileOfCluster))
 	return membership.ProfileMapper{Client: mgr.GetClient()}.Watch(b).Complete(r)
-}
-
-// inKueueNamespace passes only profiles in Kueue's namespace, the only
-// ones MultiKueue reads.
-func (r *Reconciler) inKueueNamespace(obj client.Object) bool {
-	return obj.GetNamespace() == r.opts.Namespace
-}
-
-// profileOfCluster maps a MultiKueueCluster to the profile of its name in
-// Kueue's namespace.
-func (r *Reconciler) profileOfCluster(_ context.Context, obj client.Object) []reconcile.Request {
-	if obj == nil || obj.GetName() == "" {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: r.opts.Namespace, Name: obj.GetName()}}}
 }
 
 // Reconcile brings one MultiKueueCluster in line with its profile.

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
@@ -19,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
@@ -56,24 +54,6 @@ type Options struct {
 func syncedCopies() labels.Selector {
 	req, _ := labels.NewRequirement(LabelSyncedFrom, selection.Exists, nil) // a constant, valid key
 	return labels.NewSelector().Add(*req)
-}
-
-// IndexCopyOf indexes the copies cache by the cluster whose token a copy
-// holds, so a reconcile reads only that cluster's copies. By cluster rather
-// than by the queue key (namespace and cluster): an index keeps a set per
-// key, and a set per copy would cost more than the copy itself.
-const IndexCopyOf = "copyOf"
-
-// IndexCopy is the IndexCopyOf function.
-func IndexCopy(obj client.Object) []string {
-	secret, ok := obj.(*corev1.Secret)
-	if !ok {
-		return nil
-	}
-	if cluster, _, ok := cpcreds.CopySource(secret); ok {
-		return []string{cluster}
-	}
-	return nil
 }
 
 // Setup registers the syncer. Each of its two Secret caches holds only its
@@ -137,57 +117,6 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		b = r.published.Watch(b, profiles)
 	}
 	return r.upstream.Watch(b, profiles.All).Complete(r)
-}
-
-// keyMapper maps events to (namespace, cluster) keys.
-type keyMapper struct {
-	client client.Reader
-}
-
-// ofProfile maps a profile to its own key, whoever's it is: a profile that
-// stops being one the syncer serves must lose its copies.
-func (m *keyMapper) ofProfile(_ context.Context, obj client.Object) []reconcile.Request {
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}}}
-}
-
-// ofClusterNamespace maps a ManagedServiceAccount or a token Secret, which
-// live in their cluster's namespace, to every profile named after that
-// cluster.
-func (m *keyMapper) ofClusterNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
-	cluster := obj.GetNamespace()
-	profiles := &cpv1alpha1.ClusterProfileList{}
-	if err := m.client.List(ctx, profiles, client.MatchingFields{clusterprofile.IndexByName: cluster}, client.UnsafeDisableDeepCopy); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Listing ClusterProfiles", "cluster", cluster)
-		return nil
-	}
-	requests := make([]reconcile.Request, 0, len(profiles.Items))
-	for i := range profiles.Items {
-		requests = append(requests, reconcile.Request{NamespacedName: types.NamespacedName{
-			Namespace: profiles.Items[i].Namespace, Name: cluster}})
-	}
-	return requests
-}
-
-// ofCopy maps a synced copy back to the namespace and cluster it serves, so
-// a hand edit or deletion is repaired; and a Secret with the synced-from
-// label but without the marks (managed-serviceaccount's own syncer's copy)
-// to the profile that owns it, a profile being named after its cluster, so
-// the syncer marks it (or not) while it yields to that syncer.
-func (m *keyMapper) ofCopy(_ context.Context, obj client.Object) []reconcile.Request {
-	secret, ok := obj.(*corev1.Secret)
-	if !ok {
-		return nil
-	}
-	if cluster, _, ok := cpcreds.CopySource(secret); ok {
-		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: secret.Namespace, Name: cluster}}}
-	}
-	var requests []reconcile.Request
-	for _, ref := range secret.OwnerReferences {
-		if ref.Kind == "ClusterProfile" && ref.APIVersion == cpv1alpha1.GroupVersion.String() {
-			requests = append(requests, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: secret.Namespace, Name: ref.Name}})
-		}
-	}
-	return requests
 }
 
 // Capability is the syncer as the manager starts it: gate

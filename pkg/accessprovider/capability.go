@@ -3,16 +3,11 @@ package accessprovider
 import (
 	"context"
 	"fmt"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/component-base/featuregate"
-	proxyv1alpha1 "open-cluster-management.io/cluster-proxy/pkg/apis/proxy/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
@@ -20,7 +15,6 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
-	"open-cluster-management.io/clusterprofile-bundle/pkg/util/filteredcache"
 )
 
 // Options configure the access providers.
@@ -46,35 +40,6 @@ func ProxyCapability(opts Options) capability.Capability {
 		func(mgr ctrl.Manager) (Source, error) { return NewProxy(mgr, opts) }, opts)
 }
 
-// ProxyRequires are the APIs the cluster-proxy source reads.
-var ProxyRequires = []schema.GroupVersionKind{proxyv1alpha1.GroupVersion.WithKind("ManagedProxyConfiguration")}
-
-// NewProxy is the cluster-proxy source on mgr.
-func NewProxy(mgr ctrl.Manager, opts Options) (*Proxy, error) {
-	if opts.ProxyTwin != nil {
-		if err := opts.ProxyTwin.Start(mgr); err != nil {
-			return nil, err
-		}
-	}
-	// Only the user server certificate Secrets, in any namespace: the
-	// proxy namespace comes from the configuration and may change.
-	secrets, err := filteredcache.New(mgr, &corev1.Secret{}, cache.ByObject{
-		Field: fields.OneTermEqualSelector("metadata.name", UserServerSecretName),
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &Proxy{Reader: mgr.GetClient(), Secrets: secrets, Endpoint: opts.Endpoint, Now: time.Now, Upstream: opts.ProxyTwin}, nil
-}
-
-// NewDirect is the direct source on mgr.
-func NewDirect(mgr ctrl.Manager, opts Options) *Direct {
-	if opts.DirectEntryName == "" {
-		opts.DirectEntryName = DefaultDirectEntryName
-	}
-	return &Direct{Reader: mgr.GetClient(), Name: opts.DirectEntryName, Now: time.Now}
-}
-
 // DirectCapability is the direct entry (gate ClusterProfileDirectAccess);
 // its entries too are withdrawn while its gate is off.
 func DirectCapability(opts Options) capability.Capability {
@@ -97,19 +62,25 @@ func sourceCapability(name string, gate featuregate.Feature, identity profilewri
 			if err != nil {
 				return err
 			}
-			if err := NewReconciler(mgr.GetClient(), source, opts.ManagerName, opts.MirrorDeletions).SetupWithManager(mgr, opts.Workers); err != nil {
-				return fmt.Errorf("setting up %s: %w", identity.FieldManager, err)
-			}
-			return nil
+			return Setup(mgr, source, opts)
 		},
 		Teardown: func(ctx context.Context, mgr ctrl.Manager) error {
-			return teardown(ctx, mgr, identity)
+			return Teardown(ctx, mgr, identity)
 		},
 	}
 }
 
-// teardown withdraws a disabled source's entries.
-func teardown(ctx context.Context, mgr ctrl.Manager, identity profilewrite.Identity) error {
+// Setup registers the controller that keeps source's entry on every
+// profile the hub publishes.
+func Setup(mgr ctrl.Manager, source Source, opts Options) error {
+	if err := NewReconciler(mgr.GetClient(), source, opts.ManagerName, opts.MirrorDeletions).SetupWithManager(mgr, opts.Workers); err != nil {
+		return fmt.Errorf("setting up %s: %w", source.Identity().FieldManager, err)
+	}
+	return nil
+}
+
+// Teardown withdraws a disabled source's entries.
+func Teardown(ctx context.Context, mgr ctrl.Manager, identity profilewrite.Identity) error {
 	log := ctrl.Log.WithName("access-provider-teardown").WithValues("entry", identity.AccessProviders[0])
 	withdrawn, err := withdrawEntries(ctx, mgr.GetAPIReader(), mgr.GetClient(), identity)
 	if withdrawn > 0 {

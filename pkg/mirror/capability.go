@@ -14,6 +14,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/eventnote"
 )
 
 // Capability is the mirror as the manager starts it: gate ClusterProfile;
@@ -33,6 +34,22 @@ func Capability(opts Options) capability.Capability {
 		},
 		TeardownIsOptIn: true,
 	}
+}
+
+// Setup registers the mirror's controller with the manager (the indexes it
+// uses are the shared ones its Capability names).
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	if opts.Guard == nil {
+		opts.Guard = coexistence.NewGuard(mgr)
+	}
+	r := NewReconciler(mgr.GetClient(), eventnote.Truncating(mgr.GetEventRecorder(ControllerName)), opts)
+	if err := r.SetupWithManager(mgr, opts.Workers); err != nil {
+		return err
+	}
+	if opts.Deletions != nil {
+		opts.Deletions.running(opts.ManagerName, membership.Reader{Client: mgr.GetClient()}, opts.Guard)
+	}
+	return nil
 }
 
 // Teardown deletes the profiles this mirror published, unless OCM's
