@@ -15,6 +15,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/fieldindex"
 )
 
 // Options configure the access providers.
@@ -56,7 +57,7 @@ func sourceCapability(name string, gate featuregate.Feature, identity profilewri
 		Name:     name,
 		Gate:     gate,
 		Requires: append(append([]schema.GroupVersionKind{clusterprofile.API}, membership.APIs...), requires...),
-		Indexes:  []capability.Index{clusterprofile.NameIndex, membership.Index},
+		Indexes:  []fieldindex.Index{clusterprofile.NameIndex, membership.Index},
 		Setup: func(_ context.Context, mgr ctrl.Manager) error {
 			source, err := newSource(mgr)
 			if err != nil {

@@ -28,9 +28,9 @@ func Capability(opts Options) capability.Capability {
 		Name: "agent addon",
 		Gate: features.ClusterProfileAgent,
 		Requires: []schema.GroupVersionKind{
-			capability.Kind(addonapiv1beta1.GroupVersion, "ClusterManagementAddOn"),
-			capability.Kind(addonapiv1beta1.GroupVersion, "ManagedClusterAddOn"),
-			capability.Kind(workv1.GroupVersion, "ManifestWork"),
+			schema.GroupVersion(addonapiv1beta1.GroupVersion).WithKind("ClusterManagementAddOn"),
+			schema.GroupVersion(addonapiv1beta1.GroupVersion).WithKind("ManagedClusterAddOn"),
+			schema.GroupVersion(workv1.GroupVersion).WithKind("ManifestWork"),
 		},
 		Setup: func(_ context.Context, mgr ctrl.Manager) error { return Setup(mgr, opts) },
 	}

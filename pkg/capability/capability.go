@@ -22,15 +22,14 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/component-base/featuregate"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/fieldindex"
 )
 
 // Capability is one thing the manager can do, behind one feature gate.
@@ -42,7 +41,7 @@ type Capability struct {
 	// Requires are the APIs it cannot work without.
 	Requires []schema.GroupVersionKind
 	// Indexes are the shared field indexes its Setup relies on.
-	Indexes []Index
+	Indexes []fieldindex.Index
 	// Setup registers its caches, controllers and runnables with the manager.
 	Setup func(ctx context.Context, mgr ctrl.Manager) error
 	// Teardown removes what it published while its gate is off; nil when it
@@ -53,13 +52,6 @@ type Capability struct {
 	// capability's own (deleting profiles, listing every Secret): it runs
 	// only when the operator asked for cleanup (--cleanup-disabled-features).
 	TeardownIsOptIn bool
-}
-
-// Index is a field index several capabilities share, registered once.
-type Index struct {
-	// Name tells indexes apart.
-	Name  string
-	Setup func(ctx context.Context, indexes cache.Cache) error
 }
 
 // Runner starts capabilities on one manager.
@@ -197,12 +189,6 @@ func (r *Runner) unserved(required []schema.GroupVersionKind) []string {
 		}
 	}
 	return missing
-}
-
-// Kind is the GroupVersionKind of kind in gv, for the API packages (OCM's)
-// that declare their group version as a metav1.GroupVersion.
-func Kind(gv metav1.GroupVersion, kind string) schema.GroupVersionKind {
-	return schema.GroupVersionKind{Group: gv.Group, Version: gv.Version, Kind: kind}
 }
 
 // Served tells whether the API server serves gvk.

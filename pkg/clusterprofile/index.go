@@ -7,7 +7,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/fieldindex"
 )
 
@@ -23,7 +22,7 @@ var API = cpv1alpha1.GroupVersion.WithKind("ClusterProfile")
 
 // NameIndex is IndexByName, for the capabilities that find a cluster's
 // profiles; it is registered once, before the first of them starts.
-var NameIndex = capability.Index{Name: IndexByName, Setup: SetupIndexes}
+var NameIndex = fieldindex.Index{Name: IndexByName, Setup: SetupIndexes}
 
 // SetupIndexes registers the shared ClusterProfile indexes with the cache.
 // A cluster's profiles are looked up across all namespaces only.

@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 	operatorv1 "open-cluster-management.io/api/operator/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -50,7 +51,7 @@ type Guard struct {
 // otherwise has nothing to detect.
 func NewGuard(mgr ctrl.Manager) *Guard {
 	g := &Guard{Recorder: eventnote.Truncating(mgr.GetEventRecorder("clusterprofile-coexistence"))}
-	if capability.Served(mgr.GetRESTMapper(), capability.Kind(operatorv1.GroupVersion, "ClusterManager")) {
+	if capability.Served(mgr.GetRESTMapper(), schema.GroupVersion(operatorv1.GroupVersion).WithKind("ClusterManager")) {
 		g.Reader = mgr.GetClient()
 	} else {
 		mgr.GetLogger().WithName("coexistence").Info("ClusterManager API not served; not checking for OCM's built-in ClusterProfile mirror")

@@ -129,7 +129,7 @@ func Capability(opts Options) capability.Capability {
 		Gate: features.ClusterProfileCredSyncer,
 		Requires: append(append([]schema.GroupVersionKind{clusterprofile.API,
 			authv1beta1.GroupVersion.WithKind("ManagedServiceAccount")}, membership.APIs...), opts.PublishedRequires...),
-		Indexes: []capability.Index{clusterprofile.NameIndex, membership.Index},
+		Indexes: []fieldindex.Index{clusterprofile.NameIndex, membership.Index},
 		Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return Setup(ctx, mgr, opts)
 		},

@@ -9,7 +9,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/fieldindex"
 )
 
@@ -19,14 +18,14 @@ const BindingClusterSetKey = "spec.clusterSet"
 // APIs are what membership is decided from; every capability that uses it
 // requires them (namespaces are always served).
 var APIs = []schema.GroupVersionKind{
-	capability.Kind(clusterv1.GroupVersion, "ManagedCluster"),
-	capability.Kind(clusterv1beta2.GroupVersion, "ManagedClusterSet"),
-	capability.Kind(clusterv1beta2.GroupVersion, "ManagedClusterSetBinding"),
+	schema.GroupVersion(clusterv1.GroupVersion).WithKind("ManagedCluster"),
+	schema.GroupVersion(clusterv1beta2.GroupVersion).WithKind("ManagedClusterSet"),
+	schema.GroupVersion(clusterv1beta2.GroupVersion).WithKind("ManagedClusterSetBinding"),
 }
 
 // Index registers the indexes the Reader and the Mapper use, once, before
 // the first capability that uses membership starts.
-var Index = capability.Index{Name: BindingClusterSetKey, Setup: SetupIndexes}
+var Index = fieldindex.Index{Name: BindingClusterSetKey, Setup: SetupIndexes}
 
 // SetupIndexes registers the indexes the Reader and the Mapper use.
 // Bindings are looked up by set across all namespaces only.

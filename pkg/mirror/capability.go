@@ -15,6 +15,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/eventnote"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/fieldindex"
 )
 
 // Capability is the mirror as the manager starts it: gate ClusterProfile;
@@ -25,7 +26,7 @@ func Capability(opts Options) capability.Capability {
 		Name:     "mirror",
 		Gate:     features.ClusterProfile,
 		Requires: append([]schema.GroupVersionKind{clusterprofile.API}, membership.APIs...),
-		Indexes:  []capability.Index{clusterprofile.NameIndex, membership.Index, IDIndex},
+		Indexes:  []fieldindex.Index{clusterprofile.NameIndex, membership.Index, IDIndex},
 		Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return Setup(ctx, mgr, opts)
 		},

@@ -7,7 +7,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/fieldindex"
 )
 
@@ -17,7 +16,7 @@ import (
 const IndexClusterIDCandidate = "clusterIDCandidate"
 
 // IDIndex is IndexClusterIDCandidate, registered once before the mirror starts.
-var IDIndex = capability.Index{Name: IndexClusterIDCandidate, Setup: SetupIndexes}
+var IDIndex = fieldindex.Index{Name: IndexClusterIDCandidate, Setup: SetupIndexes}
 
 // SetupIndexes registers the mirror's own indexes. ManagedClusters are
 // cluster-scoped, looked up across all namespaces only.

@@ -12,6 +12,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/fieldindex"
 )
 
 // Capability is the MultiKueue integration as the manager starts it: gate
@@ -28,7 +29,7 @@ func Capability(opts Options) capability.Capability {
 		Name:     "MultiKueue integration",
 		Gate:     features.ClusterProfileMultiKueue,
 		Requires: requires,
-		Indexes:  []capability.Index{clusterprofile.NameIndex, membership.Index},
+		Indexes:  []fieldindex.Index{clusterprofile.NameIndex, membership.Index},
 		Setup: func(_ context.Context, mgr ctrl.Manager) error {
 			return Setup(mgr, opts)
 		},

@@ -53,3 +53,12 @@ func ClusterWide(ctx context.Context, informers cache.Informers, obj client.Obje
 		return keys, nil
 	}})
 }
+
+// Index is a field index several users share (the capabilities started by
+// pkg/capability's Runner), registered once by whoever starts the first of
+// them.
+type Index struct {
+	// Name tells indexes apart.
+	Name  string
+	Setup func(ctx context.Context, indexes cache.Cache) error
+}

@@ -27,6 +27,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/fieldindex"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 )
@@ -95,14 +96,14 @@ func start(t *testing.T, mgr ctrl.Manager) {
 func TestACapabilityWaitsForItsAPIAndSharesIndexes(t *testing.T) {
 	mgr, gates := newManager(t, features.ClusterProfileCredSyncer)
 	var indexRegistrations, setups atomic.Int32
-	shared := capability.Index{Name: "shared", Setup: func(context.Context, cache.Cache) error {
+	shared := fieldindex.Index{Name: "shared", Setup: func(context.Context, cache.Cache) error {
 		indexRegistrations.Add(1)
 		return nil
 	}}
 	capabilities := []capability.Capability{
-		{Name: "now", Gate: features.ClusterProfileCredSyncer, Indexes: []capability.Index{shared},
+		{Name: "now", Gate: features.ClusterProfileCredSyncer, Indexes: []fieldindex.Index{shared},
 			Setup: func(context.Context, ctrl.Manager) error { setups.Add(1); return nil }},
-		{Name: "later", Gate: features.ClusterProfileCredSyncer, Indexes: []capability.Index{shared},
+		{Name: "later", Gate: features.ClusterProfileCredSyncer, Indexes: []fieldindex.Index{shared},
 			Requires: []schema.GroupVersionKind{authv1beta1.GroupVersion.WithKind("ManagedServiceAccount")},
 			Setup:    func(context.Context, ctrl.Manager) error { setups.Add(10); return nil }},
 	}
