@@ -16,6 +16,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/internal/fakeclient"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
 
@@ -89,7 +90,7 @@ func TestReconcile(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			c := utiltesting.NewFakeClient(append(servedWorld(), tc.profile)...)
+			c := fakeclient.New(append(servedWorld(), tc.profile)...)
 			before := &cpv1alpha1.ClusterProfile{}
 			if err := c.Get(ctx, client.ObjectKeyFromObject(tc.profile), before); err != nil {
 				t.Fatal(err)
@@ -115,7 +116,7 @@ func TestReconcile(t *testing.T) {
 }
 
 func TestReconcileOfAProfileThatIsGone(t *testing.T) {
-	c := utiltesting.NewFakeClient(servedWorld()...)
+	c := fakeclient.New(servedWorld()...)
 	r := NewReconciler(c, &Direct{Reader: c, Name: "direct"}, testManager, nil)
 	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "c1"}}); err != nil {
 		t.Fatalf("Reconcile: %v", err)
@@ -136,7 +137,7 @@ func (m mirrorDeleting) WillDelete(_ context.Context, p *cpv1alpha1.ClusterProfi
 // profile is still there after it, the entry is withdrawn.
 func TestAnEntryGoesWithAProfileTheMirrorDeletes(t *testing.T) {
 	profile := withEntries(utiltesting.MakeClusterProfile("unbound", "c1", testManager).Obj(), directEntry())
-	c := utiltesting.NewFakeClient(append(servedWorld(), profile)...)
+	c := fakeclient.New(append(servedWorld(), profile)...)
 	now := time.Now()
 	key := client.ObjectKeyFromObject(profile)
 	r := NewReconciler(c, &Direct{Reader: c, Name: "direct"}, testManager, mirrorDeleting{key: true})
@@ -178,7 +179,7 @@ func TestAnEntryLeavesAtOnceWhenNoMirrorHereDeletesTheProfile(t *testing.T) {
 		"the mirror is not deleting it": mirrorDeleting{},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := utiltesting.FakeClientBuilder(append(servedWorld(), profile.DeepCopy())...).WithReturnManagedFields().Build()
+			c := fakeclient.Builder(append(servedWorld(), profile.DeepCopy())...).WithReturnManagedFields().Build()
 			r := NewReconciler(c, &Direct{Reader: c, Name: "direct"}, testManager, deletions)
 			result, got := reconcileProfile(t, r, c, client.ObjectKeyFromObject(profile))
 

@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 
-	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/internal/fakeclient"
 )
 
 func TestFeatureGates(t *testing.T) {
@@ -81,7 +81,7 @@ func TestEnabledBy(t *testing.T) {
 func TestYieldingReportsEachChangeOnce(t *testing.T) {
 	ctx := context.Background()
 	on := deployment("addons", "cluster-proxy-addon-manager", "--feature-gates=ClusterProfileAccessProvider=true")
-	c := utiltesting.NewFakeClient(on, deployment("addons", "lookalike", "--feature-gates=ClusterProfileAccessProvider=true"))
+	c := fakeclient.New(on, deployment("addons", "lookalike", "--feature-gates=ClusterProfileAccessProvider=true"))
 	recorder := events.NewFakeRecorder(10)
 	w := NewTwinWatchReading(ClusterProxyWriter, c)
 	w.recorder = recorder

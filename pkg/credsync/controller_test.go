@@ -22,6 +22,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/internal/fakeclient"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
@@ -175,7 +176,7 @@ func TestReconcile(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			c := utiltesting.FakeClientBuilder(tc.objects...).WithIndex(&corev1.Secret{}, IndexCopyOf, IndexCopy).Build()
+			c := fakeclient.Builder(tc.objects...).WithIndex(&corev1.Secret{}, IndexCopyOf, IndexCopy).Build()
 			recorder := events.NewFakeRecorder(10)
 			r := newTestReconciler(c, recorder)
 			r.unscoped, r.published = tc.unscoped, tc.published
@@ -280,7 +281,7 @@ func TestReconcileWhileYielding(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			c := utiltesting.FakeClientBuilder(tc.objects...).WithIndex(&corev1.Secret{}, IndexCopyOf, IndexCopy).Build()
+			c := fakeclient.Builder(tc.objects...).WithIndex(&corev1.Secret{}, IndexCopyOf, IndexCopy).Build()
 			recorder := events.NewFakeRecorder(10)
 			r := newTestReconciler(c, recorder)
 			r.upstream = coexistence.NewTwinWatchReading(coexistence.ManagedServiceAccountSyncer, c)

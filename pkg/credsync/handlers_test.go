@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
-	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/internal/fakeclient"
 )
 
 func keys(requests []reconcile.Request) []string {
@@ -29,7 +29,7 @@ func TestEventsMapToNamespaceAndClusterKeys(t *testing.T) {
 		p.Labels[clusterprofile.LabelClusterName] = cluster
 		return p
 	}
-	c := utiltesting.NewFakeClient(labelled(profile("kueue", "c1"), "c1"), labelled(profile("argocd", "c1"), "c1"),
+	c := fakeclient.New(labelled(profile("kueue", "c1"), "c1"), labelled(profile("argocd", "c1"), "c1"),
 		labelled(profile("kueue", "c2"), "c2"),
 		// A forgery: labelled as c1's, named otherwise. Only the name counts.
 		labelled(profile("kueue", "fake-c1"), "c1"))

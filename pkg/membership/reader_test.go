@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/internal/fakeclient"
 	. "open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
@@ -39,7 +40,7 @@ func TestReaderNamespaceStates(t *testing.T) {
 	for _, ns := range []string{"team", "c2", "odd", "old-c9", "missing"} {
 		objects = append(objects, utiltesting.MakeBinding(ns, "dev").Bound(true).Obj())
 	}
-	reader := Reader{Client: utiltesting.NewFakeClient(objects...)}
+	reader := Reader{Client: fakeclient.New(objects...)}
 	ctx := context.Background()
 
 	cluster, err := reader.Cluster(ctx, "c1")

@@ -11,12 +11,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/internal/fakeclient"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
 
 // newFakeClient is utiltesting's fake client with the mirror's own index.
 func newFakeClient(objs ...client.Object) client.WithWatch {
-	return utiltesting.FakeClientBuilder(objs...).
+	return fakeclient.Builder(objs...).
 		WithIndex(&clusterv1.ManagedCluster{}, IndexClusterIDCandidate, IndexClusterIDCandidates).Build()
 }
 

@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/internal/fakeclient"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
@@ -24,7 +25,7 @@ func newFakeClient(objs ...client.Object) client.Client {
 		s.AddKnownTypeWithName(GroupVersion.WithKind(gvk.kind), &unstructured.Unstructured{})
 		s.AddKnownTypeWithName(GroupVersion.WithKind(gvk.list), &unstructured.UnstructuredList{})
 	}
-	return utiltesting.FakeClientBuilder(objs...).WithScheme(s).Build()
+	return fakeclient.Builder(objs...).WithScheme(s).Build()
 }
 
 // kueueViews is every MultiKueueCluster by name: labels and spec.

@@ -5,6 +5,7 @@ package testing
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
@@ -180,4 +181,9 @@ func MakeProxyConfiguration(namespace string) *proxyv1alpha1.ManagedProxyConfigu
 			ProxyAgent:  proxyv1alpha1.ManagedProxyConfigurationProxyAgent{Image: "proxy-agent"},
 		},
 	}
+}
+
+// NamespaceObj is an active namespace.
+func NamespaceObj(name string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 }

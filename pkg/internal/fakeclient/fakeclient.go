@@ -1,10 +1,13 @@
-package testing
+// Package fakeclient is controller-runtime's fake client set up as the
+// manager's cache is: the project's scheme, the status subresources and
+// the shared field indexes of pkg/clusterprofile and pkg/membership. It
+// lives apart from the builders in pkg/util/testing, which import no
+// package of this project, because it needs those packages.
+package fakeclient
 
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
@@ -18,19 +21,19 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 )
 
-// NewFakeClient is a fake client with the project's scheme, the status
+// New is a fake client with the project's scheme, the status
 // subresources and the same field indexes the manager's cache has, for unit
 // tests of map functions and reconcilers (the wiring is covered by the
 // integration tests). It serves no ClusterProfile CRD, so writers take the
 // atomic-list path, which the fake client implements faithfully (its
 // Server-Side Apply knows no list-map schema).
-func NewFakeClient(objs ...client.Object) client.WithWatch {
-	return FakeClientBuilder(objs...).Build()
+func New(objs ...client.Object) client.WithWatch {
+	return Builder(objs...).Build()
 }
 
-// FakeClientBuilder is NewFakeClient's builder, for tests that add the
-// indexes of a capability's own caches.
-func FakeClientBuilder(objs ...client.Object) *fake.ClientBuilder {
+// Builder is New's builder, for tests that add the indexes of a
+// capability's own caches.
+func Builder(objs ...client.Object) *fake.ClientBuilder {
 	return fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).
 		WithStatusSubresource(&cpv1alpha1.ClusterProfile{}, &clusterv1.ManagedCluster{}, &clusterv1beta2.ManagedClusterSetBinding{}).
 		WithIndex(&cpv1alpha1.ClusterProfile{}, clusterprofile.IndexByName, clusterprofile.IndexProfileName).
@@ -50,9 +53,4 @@ func applyCreatesWithAResourceVersion(ctx context.Context, c client.WithWatch, o
 		return c.Update(ctx, obj)
 	}
 	return nil
-}
-
-// NamespaceObj is an active namespace.
-func NamespaceObj(name string) *corev1.Namespace {
-	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 }
