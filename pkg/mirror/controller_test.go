@@ -2,10 +2,10 @@ package mirror
 
 import (
 	"context"
-	"sort"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,48 +18,36 @@ import (
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
 
-// profileView is what a reader of a profile sees of the mirror's work.
-type profileView struct {
-	Labels map[string]string
-	Spec   cpv1alpha1.ClusterProfileSpec
-	Status cpv1alpha1.ClusterProfileStatus
-}
-
-func viewsOf(t *testing.T, c client.Client) map[string]profileView {
+// profilesOf are the profiles c holds, by namespace/name.
+func profilesOf(t *testing.T, c client.Client) map[string]cpv1alpha1.ClusterProfile {
 	t.Helper()
 	list := &cpv1alpha1.ClusterProfileList{}
 	if err := c.List(context.Background(), list); err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]profileView{}
+	out := map[string]cpv1alpha1.ClusterProfile{}
 	for _, p := range list.Items {
-		out[p.Namespace+"/"+p.Name] = profileView{Labels: p.Labels, Spec: p.Spec, Status: p.Status}
+		out[p.Namespace+"/"+p.Name] = p
 	}
 	return out
 }
 
-// drain returns the events recorded so far, sorted: findings are reported
-// in no particular order.
-func drain(recorder *events.FakeRecorder) []string {
-	var out []string
-	for {
-		select {
-		case e := <-recorder.Events:
-			out = append(out, e)
-		default:
-			sort.Strings(out)
-			return out
-		}
+// viewsOf are the profiles c holds as a consumer reads them.
+func viewsOf(profiles map[string]cpv1alpha1.ClusterProfile) map[string]utiltesting.ProfileView {
+	out := map[string]utiltesting.ProfileView{}
+	for key, p := range profiles {
+		out[key] = utiltesting.ViewOf(&p)
 	}
+	return out
 }
 
-func publishedView(ns string, status cpv1alpha1.ClusterProfileStatus) profileView {
-	return profileView{
-		Labels: map[string]string{"x-k8s.io/cluster-manager": testManager, "open-cluster-management.io/cluster-name": "c1",
-			"multicluster.x-k8s.io/clusterset": "dev"},
-		Spec:   cpv1alpha1.ClusterProfileSpec{DisplayName: "c1", ClusterManager: cpv1alpha1.ClusterManager{Name: testManager}},
-		Status: status,
-	}
+// publishedView is c1's profile in ns as the mirror publishes it, with status.
+func publishedView(ns string, status cpv1alpha1.ClusterProfileStatus) utiltesting.ProfileView {
+	p := utiltesting.MakeClusterProfile(ns, "c1", testManager).Obj()
+	p.Labels["open-cluster-management.io/cluster-name"] = "c1"
+	p.Labels["multicluster.x-k8s.io/clusterset"] = "dev"
+	p.Status = status
+	return utiltesting.ViewOf(p)
 }
 
 // TestReconcile runs the mirror's Reconcile against a fake client carrying
@@ -81,12 +69,12 @@ func TestReconcile(t *testing.T) {
 	}
 	cases := map[string]struct {
 		objects    []client.Object
-		wantViews  map[string]profileView
+		wantViews  map[string]utiltesting.ProfileView
 		wantEvents []string
 	}{
 		"a bound cluster is published; a claim the schema rejects is reported": {
 			objects:    append(world(), cluster()),
-			wantViews:  map[string]profileView{"team/c1": publishedView("team", status)},
+			wantViews:  map[string]utiltesting.ProfileView{"team/c1": publishedView("team", status)},
 			wantEvents: []string{`Warning ClusterClaimsSkipped Claims left out of ClusterProfile properties: "" (empty name)`},
 		},
 		"a cluster that left its set loses its profile": {
@@ -95,11 +83,11 @@ func TestReconcile(t *testing.T) {
 					p := utiltesting.MakeClusterProfile("team", "c1", testManager).Obj()
 					return p
 				}()),
-			wantViews: map[string]profileView{},
+			wantViews: map[string]utiltesting.ProfileView{},
 		},
 		"another manager's profile under the name is a clash, reported, never written": {
 			objects:   append(world(), cluster(), utiltesting.MakeClusterProfile("team", "c1", "fleet").Obj()),
-			wantViews: map[string]profileView{"team/c1": {Labels: map[string]string{"x-k8s.io/cluster-manager": "fleet"}, Spec: cpv1alpha1.ClusterProfileSpec{DisplayName: "c1", ClusterManager: cpv1alpha1.ClusterManager{Name: "fleet"}}}},
+			wantViews: map[string]utiltesting.ProfileView{"team/c1": utiltesting.ViewOf(utiltesting.MakeClusterProfile("team", "c1", "fleet").Obj())},
 			wantEvents: []string{
 				`Warning ClusterClaimsSkipped Claims left out of ClusterProfile properties: "" (empty name)`,
 				`Warning ClusterProfileNameClash ClusterProfile team/c1 belongs to cluster manager "fleet"; not publishing this cluster in namespace team until it is gone`,
@@ -109,7 +97,7 @@ func TestReconcile(t *testing.T) {
 			objects: append(world(),
 				utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Version("v1.31.0").Claim("region", "eu").Claim("id.k8s.io", "8f1c").Joined().Obj(),
 				utiltesting.MakeManagedCluster("c2").Claim("id.k8s.io", "8f1c").Obj()),
-			wantViews: map[string]profileView{"team/c1": publishedView("team", status)},
+			wantViews: map[string]utiltesting.ProfileView{"team/c1": publishedView("team", status)},
 			wantEvents: []string{`Warning ClusterIDConflict The id.k8s.io claim "8f1c" is also claimed by ManagedCluster(s) c2: ` +
 				`its ClusterProfiles carry cluster.clusterset.k8s.io="c1" (this ManagedCluster's name) and no id.k8s.io property until the id is its alone`},
 		},
@@ -117,7 +105,7 @@ func TestReconcile(t *testing.T) {
 			objects: append(world(),
 				utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Version("v1.31.0").Claim("region", "eu").Claim("id.k8s.io", "8f1c").Joined().Obj(),
 				utiltesting.MakeManagedCluster("c2").Claim("id.k8s.io", "other").Obj()),
-			wantViews: map[string]profileView{"team/c1": publishedView("team", cpv1alpha1.ClusterProfileStatus{
+			wantViews: map[string]utiltesting.ProfileView{"team/c1": publishedView("team", cpv1alpha1.ClusterProfileStatus{
 				Version: status.Version, Conditions: status.Conditions, Properties: []cpv1alpha1.Property{{Name: "region", Value: "eu"},
 					{Name: "id.k8s.io", Value: "8f1c"}, {Name: "cluster.clusterset.k8s.io", Value: "8f1c"}, {Name: "clusterset.k8s.io", Value: "dev"}}})},
 		},
@@ -127,7 +115,7 @@ func TestReconcile(t *testing.T) {
 				utiltesting.MakeBinding("c2", "dev").Bound(true).Obj(),
 				// One of ours left there from before the label: deleted.
 				utiltesting.MakeClusterProfile("c2", "c1", testManager).Obj()},
-			wantViews: map[string]profileView{},
+			wantViews: map[string]utiltesting.ProfileView{},
 			wantEvents: []string{
 				`Warning ClusterClaimsSkipped Claims left out of ClusterProfile properties: "" (empty name)`,
 				"Warning ClusterNamespaceNotPublished Namespace c2 is a ManagedCluster's namespace (label open-cluster-management.io/cluster-name), " +
@@ -146,22 +134,25 @@ func TestReconcile(t *testing.T) {
 			if _, err := r.Reconcile(ctx, req); err != nil {
 				t.Fatalf("Reconcile: %v", err)
 			}
-			views := viewsOf(t, c)
-			if diff := cmp.Diff(tc.wantViews, views); diff != "" {
+			profiles := profilesOf(t, c)
+			if diff := cmp.Diff(tc.wantViews, viewsOf(profiles)); diff != "" {
 				t.Errorf("profiles (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.wantEvents, drain(recorder)); diff != "" {
+			if diff := cmp.Diff(tc.wantEvents, utiltesting.DrainEvents(recorder)); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
 
-			// A second reconcile of the same world writes and reports nothing.
+			// A second reconcile of the same world changes and reports
+			// nothing. (The fake client keeps no managedFields, so the
+			// resourceVersion may move: the mirror cannot see it owns its
+			// metadata and applies it again, unchanged.)
 			if _, err := r.Reconcile(ctx, req); err != nil {
 				t.Fatalf("second Reconcile: %v", err)
 			}
-			if diff := cmp.Diff(views, viewsOf(t, c)); diff != "" {
+			if diff := cmp.Diff(profiles, profilesOf(t, c), cmpopts.IgnoreFields(metav1.ObjectMeta{}, "ResourceVersion")); diff != "" {
 				t.Errorf("the second reconcile changed profiles (-first +second):\n%s", diff)
 			}
-			if got := drain(recorder); len(got) > 0 {
+			if got := utiltesting.DrainEvents(recorder); len(got) > 0 {
 				t.Errorf("the second reconcile reported again: %v", got)
 			}
 		})

@@ -2,7 +2,6 @@ package multikueue
 
 import (
 	"context"
-	"sort"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -45,19 +44,6 @@ func kueueViews(t *testing.T, c client.Client) map[string]map[string]any {
 		out[item.GetName()] = map[string]any{"labels": labels, "spec": item.Object["spec"]}
 	}
 	return out
-}
-
-func drain(recorder *events.FakeRecorder) []string {
-	var out []string
-	for {
-		select {
-		case e := <-recorder.Events:
-			out = append(out, e)
-		default:
-			sort.Strings(out)
-			return out
-		}
-	}
 }
 
 // TestReconcile runs Reconcile against a fake client carrying the
@@ -118,7 +104,7 @@ func TestReconcile(t *testing.T) {
 			if diff := cmp.Diff(tc.wantViews, views); diff != "" {
 				t.Errorf("MultiKueueClusters (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.wantEvents, drain(recorder)); diff != "" {
+			if diff := cmp.Diff(tc.wantEvents, utiltesting.DrainEvents(recorder)); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
 
@@ -129,7 +115,7 @@ func TestReconcile(t *testing.T) {
 			if diff := cmp.Diff(views, kueueViews(t, c)); diff != "" {
 				t.Errorf("the second reconcile changed objects (-first +second):\n%s", diff)
 			}
-			if got := drain(recorder); len(got) > 0 {
+			if got := utiltesting.DrainEvents(recorder); len(got) > 0 {
 				t.Errorf("the second reconcile reported again: %v", got)
 			}
 		})

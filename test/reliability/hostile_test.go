@@ -46,20 +46,21 @@ func TestNamesThatAreNoLabelValues(t *testing.T) {
 		}
 		return labels
 	}
-	view := func(name string, labels map[string]string) profileView {
-		return profileView{Labels: labels, DisplayName: name, Manager: "open-cluster-management", Properties: 2} // the standard two
+	view := func(name string, labels map[string]string) utiltesting.ProfileView {
+		return utiltesting.ProfileView{Labels: labels, DisplayName: name, Manager: "open-cluster-management"}
 	}
-	expectProfile(t, ctx, "names-only-long", "names-c1", view("names-c1", with("open-cluster-management.io/cluster-name", "names-c1")))
+	const standard = 2 // the standard properties: the cluster's id and set
+	expectProfile(t, ctx, "names-only-long", "names-c1", view("names-c1", with("open-cluster-management.io/cluster-name", "names-c1")), standard)
 	expectProfile(t, ctx, "names-both", "names-c1", view("names-c1", with("open-cluster-management.io/cluster-name", "names-c1",
-		"multicluster.x-k8s.io/clusterset", "names-short")))
-	expectProfile(t, ctx, "names-only-long", longCluster, view(longCluster, manager))
-	expectProfile(t, ctx, "names-both", longCluster, view(longCluster, with("multicluster.x-k8s.io/clusterset", "names-short")))
+		"multicluster.x-k8s.io/clusterset", "names-short")), standard)
+	expectProfile(t, ctx, "names-only-long", longCluster, view(longCluster, manager), standard)
+	expectProfile(t, ctx, "names-both", longCluster, view(longCluster, with("multicluster.x-k8s.io/clusterset", "names-short")), standard)
 
 	// Another reconcile of each cluster reports nothing new.
 	for _, name := range []string{longCluster, "names-c1"} {
 		framework.UpdateCluster(ctx, t, c, name, func(mc *clusterv1.ManagedCluster) { mc.Labels["touched"] = "yes" })
 	}
-	expectProfile(t, ctx, "names-both", longCluster, view(longCluster, with("multicluster.x-k8s.io/clusterset", "names-short")))
+	expectProfile(t, ctx, "names-both", longCluster, view(longCluster, with("multicluster.x-k8s.io/clusterset", "names-short")), standard)
 	NewWithT(t).Eventually(func(g Gomega) {
 		g.Expect(eventNotes(g, ctx, "ManagedCluster", longCluster, "ClusterProfileLabelsOmitted")).To(Equal([]string{
 			"Labels left off ClusterProfiles: multicluster.x-k8s.io/clusterset in namespace names-only-long (set \"" + longSet +
@@ -161,13 +162,13 @@ func TestHugeClaims(t *testing.T) {
 	huge.Status.ClusterClaims = append(huge.Status.ClusterClaims, clusterv1.ManagedClusterClaim{Name: "huge", Value: strings.Repeat("h", 1<<20)})
 	NewWithT(t).Expect(c.Status().Update(ctx, huge)).To(MatchError(ContainSubstring("may not be more than 1024 bytes")))
 
-	view := func(name string, properties int) profileView {
-		return profileView{Labels: map[string]string{"x-k8s.io/cluster-manager": "open-cluster-management",
+	view := func(name string) utiltesting.ProfileView {
+		return utiltesting.ProfileView{Labels: map[string]string{"x-k8s.io/cluster-manager": "open-cluster-management",
 			"open-cluster-management.io/cluster-name": name, "multicluster.x-k8s.io/clusterset": "claims-set"},
-			DisplayName: name, Manager: "open-cluster-management", Properties: properties}
+			DisplayName: name, Manager: "open-cluster-management"}
 	}
-	expectProfile(t, ctx, "claims-ns", "claims-huge", view("claims-huge", 1+2))
-	expectProfile(t, ctx, "claims-ns", "claims-many", view("claims-many", mirror.MaxPropertiesBytes/1024+2))
+	expectProfile(t, ctx, "claims-ns", "claims-huge", view("claims-huge"), 1+2)
+	expectProfile(t, ctx, "claims-ns", "claims-many", view("claims-many"), mirror.MaxPropertiesBytes/1024+2)
 	NewWithT(t).Eventually(func(g Gomega) {
 		notes := eventNotes(g, ctx, "ManagedCluster", "claims-many", "ClusterClaimsSkipped")
 		g.Expect(notes).To(HaveLen(1))

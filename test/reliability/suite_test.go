@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 )
 
@@ -35,28 +37,19 @@ func TestMain(m *testing.M) {
 
 var syncGates = map[string]bool{"ClusterProfile": true, "ClusterProfileCredSyncer": true}
 
-// profileView is what a consumer reads of a profile, for whole comparisons.
-type profileView struct {
-	Labels      map[string]string
-	DisplayName string
-	Manager     string
-	Properties  int
-}
-
-func viewOf(p *cpv1alpha1.ClusterProfile) profileView {
-	return profileView{Labels: p.Labels, DisplayName: p.Spec.DisplayName, Manager: p.Spec.ClusterManager.Name,
-		Properties: len(p.Status.Properties)}
-}
-
-// expectProfile waits until the profile reads as want.
-func expectProfile(t *testing.T, ctx context.Context, namespace, name string, want profileView) *cpv1alpha1.ClusterProfile {
+// expectProfile waits until the profile reads as want in what hostile
+// input could break, its labels, display name and manager, and carries
+// that many properties.
+func expectProfile(t *testing.T, ctx context.Context, namespace, name string, want utiltesting.ProfileView, properties int) {
 	t.Helper()
 	p := &cpv1alpha1.ClusterProfile{}
 	NewWithT(t).Eventually(func(g Gomega) {
 		g.Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, p)).To(Succeed())
-		g.Expect(cmp.Diff(want, viewOf(p))).To(BeEmpty(), "profile %s/%s (-want +got)", namespace, name)
+		got := utiltesting.ViewOf(p)
+		g.Expect(cmp.Diff(want, got, cmpopts.IgnoreFields(utiltesting.ProfileView{}, "Version", "Properties", "Conditions", "Providers"))).
+			To(BeEmpty(), "profile %s/%s (-want +got)", namespace, name)
+		g.Expect(got.Properties).To(HaveLen(properties), "properties of profile %s/%s", namespace, name)
 	}, framework.Timeout, framework.Interval).Should(Succeed())
-	return p
 }
 
 // profileNamespaces returns, sorted, the namespaces holding a profile named name.

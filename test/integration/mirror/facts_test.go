@@ -68,7 +68,7 @@ func expectProperty(t *testing.T, name, value string) {
 	t.Helper()
 	ctx := framework.ContextFor(t)
 	NewWithT(t).Eventually(func(g Gomega) {
-		g.Expect(viewOf(getProfile(g, ctx, "facts-ns", "facts-c1")).Properties).To(HaveKeyWithValue(name, value))
+		g.Expect(utiltesting.ViewOf(getProfile(g, ctx, "facts-ns", "facts-c1")).Properties).To(HaveKeyWithValue(name, value))
 	}, framework.Timeout, framework.Interval).Should(Succeed())
 }
 

@@ -13,13 +13,13 @@ import (
 
 // identityView is a profile of the identity test as it must read, with the
 // standard id properties (and the claim, when it is the cluster's alone).
-func identityView(cluster string, properties map[string]string) profileView {
+func identityView(cluster string, properties map[string]string) utiltesting.ProfileView {
 	properties["clusterset.k8s.io"] = "ident-set"
-	return profileView{
+	return utiltesting.ProfileView{
 		Labels: map[string]string{"x-k8s.io/cluster-manager": "open-cluster-management",
 			"open-cluster-management.io/cluster-name": cluster, "multicluster.x-k8s.io/clusterset": "ident-set"},
 		DisplayName: cluster, Manager: "open-cluster-management",
-		Properties: properties, Conditions: map[string]conditionView{},
+		Properties: properties, Conditions: map[string]utiltesting.ConditionView{},
 	}
 }
 

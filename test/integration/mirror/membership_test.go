@@ -31,7 +31,7 @@ func TestCreatesProfilesInEveryBoundNamespace(t *testing.T) {
 	framework.CreateBinding(ctx, t, c, utiltesting.MakeBinding("create-unbound", "create-set").Bound(false).Obj())
 
 	expectProfilesIn(t, ctx, "create-c1", "create-argocd", "create-kueue")
-	expectProfile(t, ctx, "create-kueue", "create-c1", profileView{
+	expectProfile(t, ctx, "create-kueue", "create-c1", utiltesting.ProfileView{
 		Labels: map[string]string{
 			"x-k8s.io/cluster-manager":                "open-cluster-management",
 			"open-cluster-management.io/cluster-name": "create-c1",
@@ -42,7 +42,7 @@ func TestCreatesProfilesInEveryBoundNamespace(t *testing.T) {
 		Version:     "v1.31.2",
 		Properties: map[string]string{"region.open-cluster-management.io": "eu-west",
 			"cluster.clusterset.k8s.io": "create-c1", "clusterset.k8s.io": "create-set"},
-		Conditions: map[string]conditionView{
+		Conditions: map[string]utiltesting.ConditionView{
 			"ControlPlaneHealthy": {Status: metav1.ConditionTrue, Reason: "ManagedClusterAvailable", Message: "Managed cluster is available"},
 			"Joined":              {Status: metav1.ConditionTrue, Reason: "ManagedClusterJoined", Message: "Managed cluster joined"},
 		},

@@ -39,11 +39,11 @@ func TestStatusFollowsTheCluster(t *testing.T) {
 		"open-cluster-management.io/cluster-name": "status-c1",
 		"multicluster.x-k8s.io/clusterset":        "status-set",
 	}
-	expectProfile(t, ctx, "status-ns", "status-c1", profileView{
+	expectProfile(t, ctx, "status-ns", "status-c1", utiltesting.ProfileView{
 		Labels: labels, DisplayName: "status-c1", Manager: "open-cluster-management", Version: "v1.31.0",
 		Properties: map[string]string{"platform.open-cluster-management.io": "GCP", "zone": "b",
 			"cluster.clusterset.k8s.io": "status-c1", "clusterset.k8s.io": "status-set"},
-		Conditions: map[string]conditionView{
+		Conditions: map[string]utiltesting.ConditionView{
 			"ControlPlaneHealthy": {Status: metav1.ConditionFalse, Reason: "ManagedClusterLeaseUpdateStopped", Message: "Registration agent stopped updating its lease."},
 			"Joined":              {Status: metav1.ConditionTrue, Reason: "ManagedClusterJoined", Message: "Managed cluster joined"},
 		},
@@ -56,10 +56,10 @@ func TestStatusFollowsTheCluster(t *testing.T) {
 		mc.Status.ClusterClaims = nil
 		mc.Status.Version.Kubernetes = ""
 	})
-	expectProfile(t, ctx, "status-ns", "status-c1", profileView{
+	expectProfile(t, ctx, "status-ns", "status-c1", utiltesting.ProfileView{
 		Labels: labels, DisplayName: "status-c1", Manager: "open-cluster-management",
 		Properties: map[string]string{"cluster.clusterset.k8s.io": "status-c1", "clusterset.k8s.io": "status-set"},
-		Conditions: map[string]conditionView{},
+		Conditions: map[string]utiltesting.ConditionView{},
 	})
 }
 
@@ -79,7 +79,7 @@ func TestSkipsClaimsTheSchemaWouldRejectAndReportsThemOnce(t *testing.T) {
 	framework.CreateBinding(ctx, t, c, utiltesting.MakeBinding("claims-ns", "claims-set").Bound(true).Obj())
 
 	NewWithT(t).Eventually(func(g Gomega) {
-		v := viewOf(getProfile(g, ctx, "claims-ns", "claims-c1"))
+		v := utiltesting.ViewOf(getProfile(g, ctx, "claims-ns", "claims-c1"))
 		g.Expect(v.Properties).To(Equal(map[string]string{"good": "yes", "also-good": "yes",
 			"cluster.clusterset.k8s.io": "claims-c1", "clusterset.k8s.io": "claims-set"}))
 		g.Expect(v.Version).To(Equal("v1.30.1"))

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
+	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 )
 
@@ -53,45 +54,11 @@ func getProfile(g Gomega, ctx context.Context, namespace, name string) *cpv1alph
 	return p
 }
 
-// profileView is what a consumer sees of a profile, for whole comparisons.
-type profileView struct {
-	Labels      map[string]string
-	DisplayName string
-	Manager     string
-	Version     string
-	Properties  map[string]string
-	Conditions  map[string]conditionView
-	Providers   []string
-}
-
-type conditionView struct {
-	Status  metav1.ConditionStatus
-	Reason  string
-	Message string
-}
-
-func viewOf(p *cpv1alpha1.ClusterProfile) profileView {
-	v := profileView{
-		Labels: p.Labels, DisplayName: p.Spec.DisplayName, Manager: p.Spec.ClusterManager.Name,
-		Version: p.Status.Version.Kubernetes, Properties: map[string]string{}, Conditions: map[string]conditionView{},
-	}
-	for _, prop := range p.Status.Properties {
-		v.Properties[prop.Name] = prop.Value
-	}
-	for _, c := range p.Status.Conditions {
-		v.Conditions[c.Type] = conditionView{Status: c.Status, Reason: c.Reason, Message: c.Message}
-	}
-	for _, ap := range p.Status.AccessProviders {
-		v.Providers = append(v.Providers, ap.Name)
-	}
-	return v
-}
-
 // expectProfile waits until the profile reads as want.
-func expectProfile(t *testing.T, ctx context.Context, namespace, name string, want profileView) {
+func expectProfile(t *testing.T, ctx context.Context, namespace, name string, want utiltesting.ProfileView) {
 	t.Helper()
 	NewWithT(t).Eventually(func(g Gomega) {
-		got := viewOf(getProfile(g, ctx, namespace, name))
+		got := utiltesting.ViewOf(getProfile(g, ctx, namespace, name))
 		g.Expect(cmp.Diff(want, got)).To(BeEmpty(), "profile %s/%s (-want +got)", namespace, name)
 	}, framework.Timeout, framework.Interval).Should(Succeed())
 }

@@ -59,16 +59,16 @@ func TestOtherWritersEntriesSurviveEveryReconcile(t *testing.T) {
 		mc.Status.ClusterClaims = []clusterv1.ManagedClusterClaim{{Name: "region", Value: "us"}, {Name: "zone", Value: "a"}}
 	})
 	expectThirdParty := func(g Gomega, p *cpv1alpha1.ClusterProfile) {
-		v := viewOf(p)
+		v := utiltesting.ViewOf(p)
 		g.Expect(v.Labels).To(HaveKeyWithValue("team", "blue"))
-		g.Expect(v.Conditions).To(HaveKeyWithValue("ThirdPartyReady", conditionView{Status: "True", Reason: "Checked"}))
+		g.Expect(v.Conditions).To(HaveKeyWithValue("ThirdPartyReady", utiltesting.ConditionView{Status: "True", Reason: "Checked"}))
 		g.Expect(v.Properties).To(HaveKeyWithValue("cost-center.example.com", "42"))
 		g.Expect(v.Providers).To(Equal([]string{"example-provider"}))
 	}
 	NewWithT(t).Eventually(func(g Gomega) {
 		p := getProfile(g, ctx, "others-ns", "others-c1")
 		expectThirdParty(g, p)
-		g.Expect(viewOf(p).Properties).To(Equal(map[string]string{"cost-center.example.com": "42", "region": "us", "zone": "a",
+		g.Expect(utiltesting.ViewOf(p).Properties).To(Equal(map[string]string{"cost-center.example.com": "42", "region": "us", "zone": "a",
 			"cluster.clusterset.k8s.io": "others-c1", "clusterset.k8s.io": "others-set"}))
 		g.Expect(p.Status.Version.Kubernetes).To(Equal("v1.31.0"))
 	}, framework.Timeout, framework.Interval).Should(Succeed())
@@ -79,9 +79,9 @@ func TestOtherWritersEntriesSurviveEveryReconcile(t *testing.T) {
 	NewWithT(t).Eventually(func(g Gomega) {
 		p := getProfile(g, ctx, "others-ns", "others-c1")
 		expectThirdParty(g, p)
-		g.Expect(viewOf(p).Properties).To(Equal(map[string]string{"cost-center.example.com": "42",
+		g.Expect(utiltesting.ViewOf(p).Properties).To(Equal(map[string]string{"cost-center.example.com": "42",
 			"cluster.clusterset.k8s.io": "others-c1", "clusterset.k8s.io": "others-set"}))
-		g.Expect(viewOf(p).Conditions).To(HaveLen(1))
+		g.Expect(utiltesting.ViewOf(p).Conditions).To(HaveLen(1))
 		g.Expect(p.Status.Version.Kubernetes).To(BeEmpty())
 	}, framework.Timeout, framework.Interval).Should(Succeed())
 }
@@ -108,9 +108,9 @@ func TestRestoresItsFieldsWhenSomeoneElseChangesThem(t *testing.T) {
 		}
 	})
 	NewWithT(t).Eventually(func(g Gomega) {
-		v := viewOf(getProfile(g, ctx, "restore-ns", "restore-c1"))
+		v := utiltesting.ViewOf(getProfile(g, ctx, "restore-ns", "restore-c1"))
 		g.Expect(v.Labels).To(HaveKeyWithValue("multicluster.x-k8s.io/clusterset", "restore-set"))
-		g.Expect(v.Conditions).To(HaveKeyWithValue("ControlPlaneHealthy", conditionView{
+		g.Expect(v.Conditions).To(HaveKeyWithValue("ControlPlaneHealthy", utiltesting.ConditionView{
 			Status: metav1.ConditionTrue, Reason: "ManagedClusterAvailable", Message: "Managed cluster is available"}))
 	}, framework.Timeout, framework.Interval).Should(Succeed())
 }
@@ -171,7 +171,7 @@ func TestAnUnchangedWorldCostsNoWrites(t *testing.T) {
 	expectProfilesIn(t, ctx, "writes-c1", "writes-a", "writes-b", "writes-c")
 	NewWithT(t).Eventually(func(g Gomega) {
 		for _, ns := range []string{"writes-a", "writes-b", "writes-c"} {
-			g.Expect(viewOf(getProfile(g, ctx, ns, "writes-c1")).Conditions).To(HaveLen(2))
+			g.Expect(utiltesting.ViewOf(getProfile(g, ctx, ns, "writes-c1")).Conditions).To(HaveLen(2))
 		}
 	}, framework.Timeout, framework.Interval).Should(Succeed())
 	// Exactly one create and one status write per profile.
@@ -197,7 +197,7 @@ func TestAnUnchangedWorldCostsNoWrites(t *testing.T) {
 	})
 	NewWithT(t).Eventually(func(g Gomega) {
 		for _, ns := range []string{"writes-a", "writes-b", "writes-c"} {
-			g.Expect(viewOf(getProfile(g, ctx, ns, "writes-c1")).Conditions["ControlPlaneHealthy"].Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(utiltesting.ViewOf(getProfile(g, ctx, ns, "writes-c1")).Conditions["ControlPlaneHealthy"].Status).To(Equal(metav1.ConditionFalse))
 		}
 	}, framework.Timeout, framework.Interval).Should(Succeed())
 	expectWrites(t, restarted, 3)
