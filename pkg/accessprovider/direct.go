@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
@@ -18,6 +17,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/optional"
 )
 
 // DirectIdentity is who the direct source writes as, its entry named name.
@@ -62,13 +62,12 @@ func (d *Direct) Twin() *coexistence.TwinWatch { return nil }
 
 // Desired is the entry built from the cluster's first client config.
 func (d *Direct) Desired(ctx context.Context, profile *cpv1alpha1.ClusterProfile) (Desired, error) {
-	mc := &clusterv1.ManagedCluster{}
-	err := d.Reader.Get(ctx, types.NamespacedName{Name: profile.Name}, mc)
-	switch {
-	case apierrors.IsNotFound(err):
-		return Desired{}, nil
-	case err != nil:
+	mc, err := optional.Get(ctx, d.Reader, types.NamespacedName{Name: profile.Name}, &clusterv1.ManagedCluster{})
+	if err != nil {
 		return Desired{}, fmt.Errorf("reading ManagedCluster %s: %w", profile.Name, err)
+	}
+	if mc == nil {
+		return Desired{}, nil
 	}
 	return DirectDesired(d.Name, mc, profile.Status.Conditions, d.now()), nil
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -24,6 +23,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/filteredcache"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/optional"
 )
 
 // ProxyIdentity is who the cluster-proxy source writes as.
@@ -100,25 +100,17 @@ func (p *Proxy) Desired(ctx context.Context, profile *cpv1alpha1.ClusterProfile)
 // certificate; what is missing stays nil.
 func (p *Proxy) read(ctx context.Context) (ProxyWorld, error) {
 	world := ProxyWorld{Endpoint: p.Endpoint}
-	config := &proxyv1alpha1.ManagedProxyConfiguration{}
-	err := p.Reader.Get(ctx, types.NamespacedName{Name: ProxyConfigurationName}, config)
-	switch {
-	case apierrors.IsNotFound(err):
-		return world, nil
-	case err != nil:
+	config, err := optional.Get(ctx, p.Reader, types.NamespacedName{Name: ProxyConfigurationName}, &proxyv1alpha1.ManagedProxyConfiguration{})
+	if err != nil {
 		return world, fmt.Errorf("reading ManagedProxyConfiguration %s: %w", ProxyConfigurationName, err)
 	}
 	world.Configuration = config
-	namespace := config.Spec.ProxyServer.Namespace
-	if namespace == "" {
+	if config == nil || config.Spec.ProxyServer.Namespace == "" {
 		return world, nil
 	}
-	secret := &corev1.Secret{}
-	err = p.Secrets.Get(ctx, types.NamespacedName{Namespace: namespace, Name: UserServerSecretName}, secret)
-	switch {
-	case apierrors.IsNotFound(err):
-		return world, nil
-	case err != nil:
+	namespace := config.Spec.ProxyServer.Namespace
+	secret, err := optional.Get(ctx, p.Secrets, types.NamespacedName{Namespace: namespace, Name: UserServerSecretName}, &corev1.Secret{})
+	if err != nil {
 		return world, fmt.Errorf("reading Secret %s/%s: %w", namespace, UserServerSecretName, err)
 	}
 	world.Certificate = secret

@@ -37,6 +37,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/optional"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/ssa"
 )
@@ -131,13 +132,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // there is none) and whether it is one the hub publishes: the namespace
 // serves the cluster (see membership.Reader.ServesProfile).
 func (r *Reconciler) profile(ctx context.Context, namespace, cluster string) (*cpv1alpha1.ClusterProfile, bool, error) {
-	profile := &cpv1alpha1.ClusterProfile{}
-	err := r.client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: cluster}, profile)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, false, nil
-	case err != nil:
+	profile, err := optional.Get(ctx, r.client, types.NamespacedName{Namespace: namespace, Name: cluster}, &cpv1alpha1.ClusterProfile{})
+	if err != nil {
 		return nil, false, fmt.Errorf("reading ClusterProfile %s/%s: %w", namespace, cluster, err)
+	}
+	if profile == nil {
+		return nil, false, nil
 	}
 	served, err := r.members.ServesProfile(ctx, profile, r.managerName)
 	return profile, served, err
@@ -156,14 +156,11 @@ func (r *Reconciler) sources(ctx context.Context, cluster string) ([]Source, err
 		msa := &msas.Items[i]
 		s := Source{MSA: msa}
 		if msa.DeletionTimestamp.IsZero() && msa.Status.TokenSecretRef != nil {
-			token := &corev1.Secret{}
-			err := r.tokens.Get(ctx, types.NamespacedName{Namespace: cluster, Name: msa.Status.TokenSecretRef.Name}, token)
-			switch {
-			case err == nil:
-				s.Token = token
-			case !apierrors.IsNotFound(err):
+			token, err := optional.Get(ctx, r.tokens, types.NamespacedName{Namespace: cluster, Name: msa.Status.TokenSecretRef.Name}, &corev1.Secret{})
+			if err != nil {
 				return nil, fmt.Errorf("reading the token Secret of ManagedServiceAccount %s/%s: %w", cluster, msa.Name, err)
 			}
+			s.Token = token
 		}
 		sources = append(sources, s)
 	}
@@ -210,13 +207,12 @@ func (r *Reconciler) existingCopies(ctx context.Context, namespace, cluster stri
 		if seen.Has(want.Name) {
 			continue
 		}
-		holder := &corev1.Secret{}
-		err := r.copies.Get(ctx, client.ObjectKeyFromObject(want), holder)
-		switch {
-		case err == nil:
-			out = append(out, holder)
-		case !apierrors.IsNotFound(err):
+		holder, err := optional.Get(ctx, r.copies, client.ObjectKeyFromObject(want), &corev1.Secret{})
+		if err != nil {
 			return nil, fmt.Errorf("reading synced Secret %s/%s: %w", want.Namespace, want.Name, err)
+		}
+		if holder != nil {
+			out = append(out, holder)
 		}
 	}
 	return out, nil

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/klog/v2"
@@ -17,6 +16,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/optional"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/ssa"
 )
 
@@ -84,12 +84,12 @@ func (r *Reconciler) reconcileMarks(ctx context.Context, profile *cpv1alpha1.Clu
 	held := map[string]*corev1.Secret{}
 	for _, s := range sources {
 		name := cpcreds.SecretName(cluster, s.MSA.Name)
-		secret := &corev1.Secret{}
-		switch err := r.copies.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, secret); {
-		case err == nil:
-			held[name] = secret
-		case !apierrors.IsNotFound(err):
+		secret, err := optional.Get(ctx, r.copies, types.NamespacedName{Namespace: namespace, Name: name}, &corev1.Secret{})
+		if err != nil {
 			return fmt.Errorf("reading synced Secret %s/%s: %w", namespace, name, err)
+		}
+		if secret != nil {
+			held[name] = secret
 		}
 	}
 	var errs []error

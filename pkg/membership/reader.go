@@ -12,6 +12,8 @@ import (
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/optional"
 )
 
 // Reader reads what Served decides from, out of the manager's cache.
@@ -63,13 +65,12 @@ func (r Reader) Serves(ctx context.Context, namespace, clusterName string) (bool
 		if !Publishes(binding) {
 			continue
 		}
-		set := &clusterv1beta2.ManagedClusterSet{}
-		err := r.Client.Get(ctx, types.NamespacedName{Name: binding.Spec.ClusterSet}, set)
-		switch {
-		case apierrors.IsNotFound(err):
-			continue
-		case err != nil:
+		set, err := optional.Get(ctx, r.Client, types.NamespacedName{Name: binding.Spec.ClusterSet}, &clusterv1beta2.ManagedClusterSet{})
+		if err != nil {
 			return false, fmt.Errorf("reading ManagedClusterSet %s: %w", binding.Spec.ClusterSet, err)
+		}
+		if set == nil {
+			continue
 		}
 		publishing.Sets = append(publishing.Sets, *set)
 		publishing.Bindings = append(publishing.Bindings, *binding)
@@ -97,12 +98,8 @@ func (r Reader) ServesProfile(ctx context.Context, p *cpv1alpha1.ClusterProfile,
 
 // Cluster returns the named ManagedCluster, nil when it does not exist.
 func (r Reader) Cluster(ctx context.Context, name string) (*clusterv1.ManagedCluster, error) {
-	cluster := &clusterv1.ManagedCluster{}
-	err := r.Client.Get(ctx, types.NamespacedName{Name: name}, cluster)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	case err != nil:
+	cluster, err := optional.Get(ctx, r.Client, types.NamespacedName{Name: name}, &clusterv1.ManagedCluster{})
+	if err != nil {
 		return nil, fmt.Errorf("reading ManagedCluster %s: %w", name, err)
 	}
 	return cluster, nil

@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/optional"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/ssa"
 )
 
@@ -25,12 +26,8 @@ func newUnstructured(gvk schema.GroupVersionKind) *unstructured.Unstructured {
 
 // readObject reads a cluster-scoped Kueue object; nil when absent.
 func readObject(ctx context.Context, reader client.Reader, gvk schema.GroupVersionKind, name string) (*unstructured.Unstructured, error) {
-	u := newUnstructured(gvk)
-	err := reader.Get(ctx, types.NamespacedName{Name: name}, u)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	case err != nil:
+	u, err := optional.Get(ctx, reader, types.NamespacedName{Name: name}, newUnstructured(gvk))
+	if err != nil {
 		return nil, fmt.Errorf("reading %s %s: %w", gvk.Kind, name, err)
 	}
 	return u, nil

@@ -18,6 +18,7 @@ import (
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/optional"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 )
@@ -81,11 +82,7 @@ func createMSA(ctx context.Context, t *testing.T, cluster, name, token string, e
 
 // syncedSecret returns the copy, or nil when there is none.
 func syncedSecret(g Gomega, ctx context.Context, namespace, name string) *corev1.Secret {
-	s := &corev1.Secret{}
-	err := env.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, s)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
+	s, err := optional.Get(ctx, env.Client, types.NamespacedName{Namespace: namespace, Name: name}, &corev1.Secret{})
 	g.Expect(err).NotTo(HaveOccurred())
 	return s
 }
