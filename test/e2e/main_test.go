@@ -125,23 +125,26 @@ func requireEnv(t *testing.T) {
 	}
 }
 
-// setUp installs the bundle with its chart and prepares what a platform
-// engineer would for MultiKueue: a node per cluster, the multikueue
-// ManagedServiceAccount (synced to profiles) with the right to list
-// namespaces on each cluster, and the default set bound into kueue-system.
+// setUp prepares what a platform engineer would for MultiKueue (a node per
+// cluster, the multikueue ManagedServiceAccount, synced to profiles, with
+// the right to list namespaces on each cluster), installs the bundle with
+// its chart and binds the default set into kueue-system.
 func setUp(ctx context.Context) error {
 	var err error
 	if hub, err = env.HubClient(); err != nil {
 		return err
 	}
 	cpCreds = filepath.Join(ocmlocal.RepoRoot(), "bin", "cp-creds")
-	if err := env.InstallBundle(ctx, releaseName, releaseNamespace); err != nil {
-		return err
-	}
+	// The clusters have their nodes before the bundle comes, as real ones
+	// do: the agent's first report carries them, where a later change would
+	// wait out the facts' write budget (minutes).
 	for _, c := range env.Clusters {
 		if err := prepareCluster(ctx, c); err != nil {
 			return err
 		}
+	}
+	if err := env.InstallBundle(ctx, releaseName, releaseNamespace); err != nil {
+		return err
 	}
 	return bindSet(ctx, consumerNS, defaultSet)
 }
