@@ -279,7 +279,15 @@ func TestManagedAPIUnreachable(t *testing.T) {
 
 	managedAPI.down.Store(false)
 	expectCondition(t, ctx, cluster, agentapi.ConditionAllNodesHealthy, metav1.ConditionTrue, agentapi.ReasonAgentNodesHealthy, allNodesReady)
-	writes := hubRequests.Writes()
+	// The report is whole once no round has more to write (the first
+	// rounds back may still complete the control plane's condition).
+	var writes int
+	g.Eventually(func() bool {
+		before := hubRequests.Writes()
+		time.Sleep(5 * testPeriod)
+		writes = hubRequests.Writes()
+		return writes == before
+	}, framework.Timeout, framework.Interval).Should(BeTrue())
 
 	// It goes away again while the node fails: the last report stands, no
 	// guess replaces it.
