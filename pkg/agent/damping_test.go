@@ -20,6 +20,7 @@ import (
 // at most once per minimum interval and only when significant, and noise
 // waits for the refresh.
 func TestClaimsFollowTheFactsBudget(t *testing.T) {
+	//lint:ignore SA1019 OCM's generated fake clientset has no NewClientset
 	claims := clusterfake.NewSimpleClientset().ClusterV1alpha1().ClusterClaims()
 	a := &Agent{opts: Options{MinWriteInterval: DefaultMinWriteInterval, Facts: damping.Default()}, claims: claims}
 	rounds := []struct {
@@ -50,6 +51,7 @@ func TestClaimsFollowTheFactsBudget(t *testing.T) {
 // TestClaimsWithoutDampingFollowEveryChange is the zero rule: the write
 // floor alone.
 func TestClaimsWithoutDampingFollowEveryChange(t *testing.T) {
+	//lint:ignore SA1019 OCM's generated fake clientset has no NewClientset
 	claims := clusterfake.NewSimpleClientset().ClusterV1alpha1().ClusterClaims()
 	a := &Agent{opts: Options{MinWriteInterval: DefaultMinWriteInterval}, claims: claims}
 	for i, nodes := range []string{"10", "11", "12"} {
