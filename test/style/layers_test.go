@@ -20,7 +20,7 @@ var layers = []struct {
 	what     string
 	packages []string
 }{
-	{"helpers that know nothing of this project (they may use each other)", []string{"pkg/util"}},
+	{"helpers that know nothing of this project", []string{"pkg/util"}},
 	{"contracts and leaves", []string{"pkg/agentapi", "pkg/version", "pkg/features", "pkg/metrics", "pkg/scheme",
 		"pkg/cpcreds", "pkg/clusterprofile/profilewrite", "pkg/metricsauth"}},
 	{"the one writer of ClusterProfiles", []string{"pkg/clusterprofile"}},
