@@ -287,17 +287,18 @@ func (a *Agent) reportClaims(ctx context.Context, want map[string]string, now ti
 		return fmt.Errorf("listing ClusterClaims: %w", err)
 	}
 	plan := PlanClaims(want, existing.Items)
-	facts := a.opts.Facts.Decide(agentClaimValues(existing.Items), plan.Writable(want), a.lastClaimsWrite, now)
 	if len(plan.Foreign) > 0 {
 		logger.V(1).Info("ClusterClaims without the agent's label hold names the agent publishes; left alone", "claims", plan.Foreign)
 	}
 	if len(plan.Unlisted) > 0 {
 		logger.Info("Not writing ClusterClaims outside the agent's list", "claims", plan.Unlisted)
 	}
-	switch {
-	case plan.Empty():
+	if plan.Empty() {
 		logger.V(4).Info("ClusterClaims up to date")
 		return nil
+	}
+	facts := a.opts.Facts.Decide(agentClaimValues(existing.Items), plan.Writable(want), a.lastClaimsWrite, now)
+	switch {
 	case !facts.Publish:
 		logger.V(4).Info("ClusterClaims changed; held back by the facts' write budget", "change", facts.Change.String(), "wait", facts.Wait.String())
 		return nil
