@@ -124,12 +124,13 @@ func planWanted(in planInput, ns string, current *cpv1alpha1.ClusterProfile) (*s
 	}
 	facts := in.desired.Status.Properties
 	decision := damping.Decision{Publish: true}
+	var published map[string]string
 	if current != nil {
-		decision = in.facts.rule.Decide(propertyValues(current.Status.Properties, facts), propertyValues(facts, facts),
-			in.facts.lastPublished, in.facts.now)
+		published = propertyValues(current.Status.Properties, facts)
+		decision = in.facts.rule.Decide(published, propertyValues(facts, facts), in.facts.lastPublished, in.facts.now)
 	}
 	if !decision.Publish {
-		write, err := planWrite(in, key, ns, current, heldFacts(facts, current.Status.Properties))
+		write, err := planWrite(in, key, ns, current, heldFacts(facts, published))
 		if err != nil || write == nil {
 			return nil, decision, err
 		}
@@ -173,11 +174,11 @@ func propertyValues(properties, facts []cpv1alpha1.Property) map[string]string {
 	return out
 }
 
-// heldFacts are facts as published: each with its current value, those not
-// published yet left out. A fact that is no longer wanted is not among them
-// and so is withdrawn at once: nothing the mirror does not publish is held.
-func heldFacts(facts, current []cpv1alpha1.Property) []cpv1alpha1.Property {
-	published := propertyValues(current, facts)
+// heldFacts are facts as published (their values on the profile): each
+// with its published value, those not published yet left out. A fact that
+// is no longer wanted is not among them and so is withdrawn at once:
+// nothing the mirror does not publish is held.
+func heldFacts(facts []cpv1alpha1.Property, published map[string]string) []cpv1alpha1.Property {
 	held := make([]cpv1alpha1.Property, 0, len(facts))
 	for _, f := range facts {
 		if value, ok := published[f.Name]; ok {
