@@ -57,8 +57,6 @@ type Options struct {
 	// Facts is the write budget of the properties made of claims (the zero
 	// rule writes every change at once).
 	Facts damping.Rule
-	// Clock times the budget (the real clock when nil).
-	Clock clock.PassiveClock
 }
 
 // Reconciler publishes one ManagedCluster as ClusterProfiles.
@@ -75,7 +73,8 @@ type Reconciler struct {
 	reports     *reportonce.Memory
 	agents      bool
 	facts       damping.Rule
-	clock       clock.PassiveClock
+	// clock times the write budget.
+	clock clock.PassiveClock
 	// published is when each cluster's facts last went out.
 	published *publications
 }
@@ -83,7 +82,7 @@ type Reconciler struct {
 // NewReconciler builds a mirror that reads through c (normally the cache)
 // and writes profiles through profiles.
 func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options) *Reconciler {
-	r := &Reconciler{
+	return &Reconciler{
 		client:      c,
 		writer:      clusterprofile.NewWriter(Identity, c),
 		recorder:    recorder,
@@ -92,13 +91,9 @@ func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options)
 		reports:     reportonce.New(),
 		agents:      opts.AgentReports,
 		facts:       opts.Facts,
-		clock:       opts.Clock,
+		clock:       clock.RealClock{},
 		published:   &publications{},
 	}
-	if r.clock == nil {
-		r.clock = clock.RealClock{}
-	}
-	return r
 }
 
 // SetupWithManager wires the watches.
