@@ -32,8 +32,8 @@ import (
 // ClusterManagementAddOn places the agent on every cluster of the global
 // set; OCM's addon manager enables it, the work agent applies the
 // manager's manifests, the registration agent gets its hub certificate
-// through a CSR the manager approves, and the kubelet runs
-// bin/clusterprofile-agent with it. Its reports reach the profiles, and its
+// through a CSR the manager approves, and the kubelet runs the agent from
+// the bundle's image with it. Its reports reach the profiles, and its
 // certificate cannot write another cluster's addon status.
 func TestAgentAddonIsPlacedDeployedAndCredentialedByOCM(t *testing.T) {
 	requireEnv(t)

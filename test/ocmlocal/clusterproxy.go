@@ -83,6 +83,17 @@ func (e *Env) startClusterProxy(ctx context.Context) error {
 	return nil
 }
 
+// ReachUserServer lets the pod of a hub Deployment reach cluster-proxy's
+// user server where the profiles' open-cluster-management entry names it
+// (this harness's address, or the name of its Service, as cluster-proxy's
+// own writer publishes it), as any pod reaches a Service. Call it before
+// the pod starts.
+func (e *Env) ReachUserServer(namespace, deployment string) {
+	hubKubelet := e.kubeletOf(e.Hub)
+	hubKubelet.reachPort(namespace, deployment, e.proxyPorts[2])
+	hubKubelet.reachService(namespace, deployment, userServerService, addonHubNamespace, userServerPort, e.proxyPorts[2])
+}
+
 // reserveProxyPorts picks the host ports of the proxy-server (for the user
 // server, for agents) and of the user server, and publishes the first two
 // to every pod.

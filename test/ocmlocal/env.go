@@ -14,7 +14,10 @@
 // (in ManifestWorks on the managed clusters, or directly on the hub), are
 // run by the harness's own "kubelet", which maps each container image to a
 // locally built binary and runs it in a pod sandbox (see kubelet.go and
-// sandbox.go). The API servers reach Services (the operators' webhooks)
+// sandbox.go). With Options.Registry an OCI registry runs too (registry.go),
+// holding this bundle's image; containers of images from there are pulled,
+// unpacked and run from the image's root file system instead
+// (imagecontainer.go, images.go). The API servers reach Services (the operators' webhooks)
 // through the harness (servicenet.go).
 //
 // The programs are built by `make ocm-binaries` (hack/ocmlocal.sh) and
@@ -107,6 +110,8 @@ type Env struct {
 	serviceNets []*serviceNetwork
 	imagesMu    sync.Mutex
 	images      []ImageBinary
+	// pulled holds the images pulled from Registry, unpacked.
+	pulled *imageStore
 	// publishedPorts are host ports every pod can reach at the same address.
 	publishedPorts []int
 	// proxyPorts: cluster-proxy's proxy-server (clients, agents) and user
@@ -174,6 +179,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 		if err := e.startRegistry(); err != nil {
 			return nil, err
 		}
+		e.pulled = newImageStore(filepath.Join(e.WorkDir, "images"))
 	}
 	if opts.ClusterProxy {
 		// Before any pod starts (the operators' are the first): every pod

@@ -125,6 +125,22 @@ type pod struct {
 	// argv of each container, as started, and when.
 	argv    [][]string
 	started time.Time
+	// containers: how each container (init containers first) runs.
+	containers []containerInfo
+}
+
+// containerInfo says what a container of a pod runs: its image from the
+// local registry (unpacked), or a local binary.
+type containerInfo struct {
+	name  string
+	init  bool
+	image string
+	// from is the unpacked image, nil for a local binary.
+	from *unpackedImage
+	// program is the local binary that plays the container.
+	program string
+	// log receives the container's output.
+	log string
 }
 
 // volumeFiles is a Secret or ConfigMap written into a directory.
@@ -277,6 +293,9 @@ func (k *kubelet) syncDeployment(ctx context.Context, d *appsv1.Deployment, key 
 	if err := k.writeVolumes(ctx, p.volumes); err != nil {
 		k.waitOnce(key+"/volumes", err.Error())
 	}
+	if !p.ready() {
+		return
+	}
 	k.reportAvailable(ctx, d)
 }
 
@@ -357,15 +376,24 @@ func (k *kubelet) stopPod(p *pod) {
 	p.sandbox.close()
 }
 
-// mapsAll tells whether every container of the Deployment has a binary.
+// mapsAll tells whether every container of the Deployment, init
+// containers too, runs from an image of the local registry or has a binary.
 func (k *kubelet) mapsAll(d *appsv1.Deployment) bool {
-	for _, c := range d.Spec.Template.Spec.Containers {
+	spec := d.Spec.Template.Spec
+	for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
+		if k.env.fromRegistry(c) {
+			continue
+		}
 		if _, ok := k.env.binaryFor(c); !ok {
 			return false
 		}
 	}
-	return len(d.Spec.Template.Spec.Containers) > 0
+	return len(spec.Containers) > 0
 }
+
+// fromRegistry tells whether the container's image is in the local
+// registry: the kubelet pulls and runs it (see imagecontainer.go).
+func (e *Env) fromRegistry(c corev1.Container) bool { return e.Registry.Holds(c.Image) }
 
 func (e *Env) binaryFor(c corev1.Container) (string, bool) {
 	e.imagesMu.Lock()
@@ -449,6 +477,11 @@ func (k *kubelet) startPod(ctx context.Context, d *appsv1.Deployment, key, hash 
 		}
 		volumeDirs[v.Name] = dir
 		switch {
+		case v.EmptyDir != nil:
+			// Writable by any user, as a kubelet makes it.
+			if err := os.Chmod(dir, 0o777); err != nil {
+				return nil, err
+			}
 		case v.Secret != nil:
 			p.volumes = append(p.volumes, volumeFiles{dir: dir, namespace: d.Namespace, secret: v.Secret.SecretName, optional: ptr.Deref(v.Secret.Optional, false)})
 		case v.ConfigMap != nil:
@@ -459,18 +492,30 @@ func (k *kubelet) startPod(ctx context.Context, d *appsv1.Deployment, key, hash 
 	if err := k.writeVolumes(ctx, p.volumes); err != nil {
 		return nil, err
 	}
-	mounts, rewrites, err := podMounts(spec, volumeDirs)
+	// Containers run from images get their volumes bound in their own
+	// roots; the others share the sandbox's mounts.
+	var hostPrograms []corev1.Container
+	for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
+		if !k.env.fromRegistry(c) {
+			hostPrograms = append(hostPrograms, c)
+		}
+	}
+	mounts, rewrites, err := podMounts(corev1.PodSpec{Containers: hostPrograms}, volumeDirs)
 	if err != nil {
 		return nil, fmt.Errorf("pod of Deployment %s: %w", key, err)
 	}
+	vols := podVolumes{dirs: volumeDirs, rewrites: rewrites}
 	if ptr.Deref(spec.AutomountServiceAccountToken, true) {
-		saDir, err := k.writeServiceAccount(ctx, d, p.dir)
-		if err != nil {
+		if vols.serviceAccount, err = k.writeServiceAccount(ctx, d, p.dir); err != nil {
 			return nil, err
 		}
-		mounts = append(mounts, podsandbox.Mount{Source: saDir, Target: "/var/run/secrets/kubernetes.io/serviceaccount"})
+		mounts = append(mounts, podsandbox.Mount{Source: vols.serviceAccount, Target: serviceAccountDir})
 	}
-	containers, err := k.containers(ctx, d, p.dir, rewrites)
+	initContainers, err := k.containers(ctx, d, spec.InitContainers, vols, p, true)
+	if err != nil {
+		return nil, err
+	}
+	containers, err := k.containers(ctx, d, spec.Containers, vols, p, false)
 	if err != nil {
 		return nil, err
 	}
@@ -483,8 +528,8 @@ func (k *kubelet) startPod(ctx context.Context, d *appsv1.Deployment, key, hash 
 	k.mu.Unlock()
 	p.started = time.Now()
 	p.sandbox, err = k.env.startSandboxed(sandboxSpec{
-		name:       k.cp.Name + "-" + d.Namespace + "-" + d.Name,
-		containers: containers, mounts: mounts,
+		name:           k.cp.Name + "-" + d.Namespace + "-" + d.Name,
+		initContainers: initContainers, containers: containers, mounts: mounts,
 		hosts:    k.hosts(key, spec),
 		outbound: outbound,
 		inbound:  inbound,
@@ -595,34 +640,65 @@ func (e *Env) podRoutes(cp *ControlPlane) []route {
 	return routes
 }
 
-// containers builds each container's command line and environment.
-func (k *kubelet) containers(ctx context.Context, d *appsv1.Deployment, dir string, rewrites map[string]string) ([]podsandbox.Container, error) {
+// podVolumes are the pod's volume directories (by volume name), the
+// rewrites of mount paths in the arguments of local binaries (podMounts),
+// and the service account directory ("" without a token).
+type podVolumes struct {
+	dirs           map[string]string
+	rewrites       map[string]string
+	serviceAccount string
+}
+
+// serviceAccountDir is where a pod's service account token is mounted.
+const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+// containers builds each container's command line and environment, and
+// records in p how each runs: from its image in the local registry
+// (pulled and unpacked, see imagecontainer.go), or as a local binary.
+func (k *kubelet) containers(ctx context.Context, d *appsv1.Deployment, cs []corev1.Container, vols podVolumes, p *pod, init bool) ([]podsandbox.Container, error) {
 	var out []podsandbox.Container
-	for _, c := range d.Spec.Template.Spec.Containers {
-		bin, _ := k.env.binaryFor(c)
-		if _, err := os.Stat(bin); err != nil {
-			return nil, fmt.Errorf("container %s: binary %s is not built: %w", c.Name, bin, err)
-		}
+	for _, c := range cs {
 		env, err := k.containerEnv(ctx, d, c)
 		if err != nil {
 			return nil, err
 		}
-		argv := append(slices.Clone(c.Command), c.Args...)
-		argv[0] = bin
-		for i := range argv[1:] {
-			argv[i+1] = rewritePaths(expandVars(argv[i+1], env), rewrites)
+		info := containerInfo{name: c.Name, init: init, image: c.Image,
+			log: filepath.Join(k.env.procs.logDir, k.cp.Name+"-"+d.Namespace+"-"+d.Name+"-"+c.Name+".log")}
+		var sc podsandbox.Container
+		if k.env.fromRegistry(c) {
+			sc, info.from, err = k.env.imageContainer(d.Spec.Template.Spec, c, env, vols)
+		} else {
+			sc, info.program, err = k.env.hostContainer(c, env, vols.rewrites)
 		}
-		var envList []string
-		for name, value := range env {
-			envList = append(envList, name+"="+rewritePaths(value, rewrites))
+		if err != nil {
+			return nil, fmt.Errorf("container %s: %w", c.Name, err)
 		}
-		slices.Sort(envList)
-		out = append(out, podsandbox.Container{
-			Name: c.Name, Argv: argv, Env: podEnv(envList...),
-			Log: filepath.Join(k.env.procs.logDir, k.cp.Name+"-"+d.Namespace+"-"+d.Name+"-"+c.Name+".log"),
-		})
+		sc.Log = info.log
+		out = append(out, sc)
+		p.containers = append(p.containers, info)
 	}
 	return out, nil
+}
+
+// hostContainer builds a container played by the local binary its image
+// maps to, in the sandbox's view of the host's file system, with mount
+// paths rewritten (podMounts) in its arguments and environment.
+func (e *Env) hostContainer(c corev1.Container, env, rewrites map[string]string) (podsandbox.Container, string, error) {
+	bin, _ := e.binaryFor(c)
+	if _, err := os.Stat(bin); err != nil {
+		return podsandbox.Container{}, "", fmt.Errorf("binary %s is not built: %w", bin, err)
+	}
+	argv := append(slices.Clone(c.Command), c.Args...)
+	argv[0] = bin
+	for i := range argv[1:] {
+		argv[i+1] = rewritePaths(expandVars(argv[i+1], env), rewrites)
+	}
+	var envList []string
+	for name, value := range env {
+		envList = append(envList, name+"="+rewritePaths(value, rewrites))
+	}
+	slices.Sort(envList)
+	return podsandbox.Container{Name: c.Name, Argv: argv, Env: podEnv(envList...)}, bin, nil
 }
 
 // containerEnv resolves the container's environment as a kubelet would,
@@ -738,9 +814,18 @@ func (k *kubelet) writeServiceAccount(ctx context.Context, d *appsv1.Deployment,
 		return "", fmt.Errorf("token of service account %s/%s: %w", d.Namespace, sa, err)
 	}
 	dir := filepath.Join(podDir, "serviceaccount")
-	return dir, writeFiles(dir, map[string][]byte{
-		"token": []byte(tr.Status.Token), "ca.crt": k.cp.CAData, "namespace": []byte(d.Namespace),
-	})
+	files := map[string][]byte{"token": []byte(tr.Status.Token), "ca.crt": k.cp.CAData, "namespace": []byte(d.Namespace)}
+	if err := writeFiles(dir, files); err != nil {
+		return "", err
+	}
+	// The projected volume's default mode (0644): a container's user of
+	// any uid reads it.
+	for name := range files {
+		if err := os.Chmod(filepath.Join(dir, name), 0o644); err != nil {
+			return "", err
+		}
+	}
+	return dir, os.Chmod(dir, 0o755)
 }
 
 // writeVolumes writes each Secret or ConfigMap into its directory, replacing

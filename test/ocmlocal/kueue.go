@@ -80,9 +80,7 @@ func (e *Env) startKueue(ctx context.Context) error {
 		// The profiles' open-cluster-management entry names the user
 		// server on the host, or, written by cluster-proxy's own writer,
 		// its Service.
-		hubKubelet := e.kubeletOf(e.Hub)
-		hubKubelet.reachPort(KueueNamespace, KueueDeployment, e.proxyPorts[2])
-		hubKubelet.reachService(KueueNamespace, KueueDeployment, userServerService, addonHubNamespace, userServerPort, e.proxyPorts[2])
+		e.ReachUserServer(KueueNamespace, KueueDeployment)
 	}
 	values := map[string]any{
 		"controllerManager": map[string]any{

@@ -19,11 +19,12 @@ import (
 type sandboxSpec struct {
 	name string
 	// argv and env describe a single process; containers, several.
-	argv       []string
-	env        []string // the whole environment of the process
-	containers []podsandbox.Container
-	hosts      []string // extra /etc/hosts lines
-	mounts     []podsandbox.Mount
+	argv           []string
+	env            []string // the whole environment of the process
+	initContainers []podsandbox.Container
+	containers     []podsandbox.Container
+	hosts          []string // extra /etc/hosts lines
+	mounts         []podsandbox.Mount
 	// outbound: addresses inside the sandbox that reach 127.0.0.1 ports of
 	// the host, e.g. 127.0.0.1:443 → the managed API server's port.
 	outbound []route
@@ -62,7 +63,7 @@ func (e *Env) startSandboxed(spec sandboxSpec) (*sandboxed, error) {
 		return nil, err
 	}
 	s := &sandboxed{}
-	podSpec := podsandbox.Spec{Containers: spec.containers, Scratch: dir, Hosts: spec.hosts, Mounts: spec.mounts}
+	podSpec := podsandbox.Spec{InitContainers: spec.initContainers, Containers: spec.containers, Scratch: dir, Hosts: spec.hosts, Mounts: spec.mounts}
 	if spec.argv != nil {
 		podSpec.Containers = append(podSpec.Containers, podsandbox.Container{Name: spec.name, Argv: spec.argv, Env: spec.env})
 	}

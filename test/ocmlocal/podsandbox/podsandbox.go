@@ -6,7 +6,11 @@
 // nothing it binds is reachable from outside), its own /etc/hosts (the pod's
 // hostAliases and the in-cluster API server name), its Secret volumes at
 // their mount paths, and the service account files under
-// /var/run/secrets/kubernetes.io/serviceaccount.
+// /var/run/secrets/kubernetes.io/serviceaccount. A container from an
+// image runs chrooted into its own copy of the unpacked image instead, with
+// the pod's volumes bound inside (see Root); init containers run first, in
+// order, each until it succeeds. The sandbox reports each container's
+// process in a status file (see Status).
 //
 // The network namespace has only a loopback interface. Connections leave
 // and enter it through unix sockets in the work directory, which are not
@@ -26,13 +30,8 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -40,7 +39,10 @@ import (
 // Spec describes one sandbox: a pod whose containers share its network
 // and mounts.
 type Spec struct {
-	Containers []Container `json:"containers"`
+	// InitContainers run one after the other, each until it succeeds
+	// (restarted with a growing delay while it fails), before Containers.
+	InitContainers []Container `json:"initContainers,omitempty"`
+	Containers     []Container `json:"containers"`
 	// Scratch is a directory the sandbox may use for its overlay.
 	Scratch string `json:"scratch"`
 	// Hosts are lines added to /etc/hosts, e.g. "127.0.0.1 kubernetes.default.svc".
@@ -67,12 +69,17 @@ type Container struct {
 	Env  []string `json:"env"`
 	// Log receives its output; empty means the sandbox's own output.
 	Log string `json:"log,omitempty"`
+	// Root, if set, runs the container from an unpacked image (see Root);
+	// else Argv[0] is a program of the host, run in the sandbox's view of
+	// the host's file system.
+	Root *Root `json:"root,omitempty"`
 }
 
 // Mount is a bind mount.
 type Mount struct {
-	Source string `json:"source"`
-	Target string `json:"target"`
+	Source   string `json:"source"`
+	Target   string `json:"target"`
+	ReadOnly bool   `json:"readOnly,omitempty"`
 }
 
 // Relay joins a TCP address inside the sandbox and a unix socket.
@@ -134,6 +141,11 @@ func setUpFilesystem(spec Spec) error {
 		return fmt.Errorf("tmpfs on /run: %w", err)
 	}
 	if err := appendHosts(spec.Hosts); err != nil {
+		return err
+	}
+	// Containers run from images get the pod's hosts file of their own.
+	hosts := "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n" + strings.Join(spec.Hosts, "\n") + "\n"
+	if err := os.WriteFile(filepath.Join(spec.Scratch, hostsFile), []byte(hosts), 0o644); err != nil {
 		return err
 	}
 	private := map[string]bool{}
@@ -237,6 +249,9 @@ func loopbackUp() error {
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
+// hostsFile is the pod's /etc/hosts in the scratch directory.
+const hostsFile = "hosts"
+
 func startRelays(spec Spec) error {
 	for _, r := range spec.Outbound {
 		l, err := net.Listen("tcp", r.Listen)
@@ -338,84 +353,4 @@ func Join(conn, peer net.Conn) {
 	go copyHalf(conn, peer)
 	<-done
 	<-done
-}
-
-// runContainers runs every container until SIGTERM or SIGINT, restarting
-// those that exit, then stops them and returns.
-func runContainers(spec Spec) (int, error) {
-	stop := make(chan struct{})
-	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
-	go func() {
-		<-signals
-		close(stop)
-	}()
-	var wg sync.WaitGroup
-	for _, c := range spec.Containers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			keepRunning(c, stop)
-		}()
-	}
-	wg.Wait()
-	return 0, nil
-}
-
-// keepRunning runs the container, restarting it after 1s, 2s, 4s… (at most
-// 20s) whenever it exits, until stop is closed; then it sends SIGTERM.
-func keepRunning(c Container, stop <-chan struct{}) {
-	delay := time.Second
-	for {
-		started := time.Now()
-		cmd, err := startContainer(c)
-		if err == nil {
-			exited := make(chan struct{})
-			go func() { _ = cmd.Wait(); close(exited) }()
-			select {
-			case <-stop:
-				_ = cmd.Process.Signal(syscall.SIGTERM)
-				select {
-				case <-exited:
-				case <-time.After(5 * time.Second):
-					_ = cmd.Process.Kill()
-				}
-				return
-			case <-exited:
-				fmt.Fprintf(os.Stderr, "container %s exited: %v\n", c.Name, cmd.ProcessState)
-			}
-		} else {
-			fmt.Fprintf(os.Stderr, "container %s: %v\n", c.Name, err)
-		}
-		if time.Since(started) > time.Minute {
-			delay = time.Second
-		}
-		select {
-		case <-stop:
-			return
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, 20*time.Second)
-	}
-}
-
-func startContainer(c Container) (*exec.Cmd, error) {
-	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
-	cmd.Env = c.Env
-	out := io.Writer(os.Stdout)
-	if c.Log != "" {
-		f, err := os.OpenFile(c.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		out = f
-	}
-	cmd.Stdout, cmd.Stderr = out, out
-	// Dies with the sandbox even if the sandbox is killed outright.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", c.Argv[0], err)
-	}
-	return cmd, nil
 }

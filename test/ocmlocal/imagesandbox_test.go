@@ -1,0 +1,129 @@
+//go:build linux
+
+package ocmlocal
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
+)
+
+// TestBundleImageRunsAsInACluster runs the bundle's image (bin/image,
+// through the local registry) in a pod sandbox as the kubelet runs it, as
+// the nonroot user, and checks what a cluster would show: the documented
+// initContainer (`cp /cp-creds /plugins/cp-creds` into an emptyDir) works
+// and its copy runs, while a wrong path, a program the image lacks, a
+// dynamically linked binary and a file only root may read fail.
+func TestBundleImageRunsAsInACluster(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("pod sandboxes need root (mount and network namespaces)")
+	}
+	if err := BundleImageBuilt(BundleImageLayout()); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skipf("%v (make image)", err)
+	}
+	dir := t.TempDir()
+	e := &Env{WorkDir: dir, progress: io.Discard, procs: &processes{logDir: filepath.Join(dir, "logs")}}
+	var err error
+	if e.bins.podRunner, err = buildPodRunner(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.startRegistry(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Registry.close)
+	e.pulled = newImageStore(filepath.Join(dir, "images"))
+
+	vols := podVolumes{dirs: map[string]string{}}
+	for name, mode := range map[string]os.FileMode{"plugins": 0o777, "secret": 0o755, "host": 0o755} {
+		vols.dirs[name] = filepath.Join(dir, "volumes", name)
+		if err := os.MkdirAll(vols.dirs[name], mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(vols.dirs[name], mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(vols.dirs["secret"], "key"), []byte("only root"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dynamic, err := os.ReadFile("/bin/true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(vols.dirs["host"], "true"), dynamic, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mounts := []corev1.VolumeMount{{Name: "plugins", MountPath: "/plugins"}, {Name: "secret", MountPath: "/secret", ReadOnly: true}, {Name: "host", MountPath: "/host"}}
+	spec := corev1.PodSpec{SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)}}
+	container := func(name string, command ...string) podsandbox.Container {
+		c := corev1.Container{Name: name, Image: e.Registry.BundleReference(), Command: command, VolumeMounts: mounts,
+			SecurityContext: &corev1.SecurityContext{ReadOnlyRootFilesystem: ptr.To(true)}}
+		sc, _, err := e.imageContainer(spec, c, map[string]string{}, vols)
+		if err != nil {
+			t.Fatalf("container %s: %v", name, err)
+		}
+		sc.Log = filepath.Join(e.procs.logDir, name+".log")
+		return sc
+	}
+	s, err := e.startSandboxed(sandboxSpec{name: "image",
+		initContainers: []podsandbox.Container{container("install", "cp", "/cp-creds", "/plugins/cp-creds")},
+		containers: []podsandbox.Container{
+			container("copy-runs", "/plugins/cp-creds", "--version"),
+			container("wrong-path", "/plugins/cp-credz"),
+			container("no-shell", "sh", "-c", "true"),
+			container("dynamic", "/host/true"),
+			container("root-only", "cp", "/secret/key", "/plugins/key"),
+			container("root-fs-read-only", "cp", "/cp-creds", "/cp-creds-copy"),
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.proc.stop(10 * time.Second); s.close() })
+
+	want := map[string]string{
+		"copy-runs":         "exit status 0",
+		"wrong-path":        "no such file or directory",
+		"no-shell":          `executable "sh" not found in $PATH`,
+		"dynamic":           "no such file or directory", // its interpreter, /lib64/ld-linux-*.so.2
+		"root-only":         "exit status 1",
+		"root-fs-read-only": "exit status 1",
+	}
+	deadline := time.Now().Add(time.Minute)
+	for name, wantExit := range want {
+		var st podsandbox.Status
+		for time.Now().Before(deadline) {
+			raw, err := os.ReadFile(podsandbox.StatusPath(filepath.Join(dir, "pods", "image"), name))
+			if err == nil && json.Unmarshal(raw, &st) == nil && st.LastExit != "" {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if !strings.Contains(st.LastExit, wantExit) {
+			t.Errorf("container %s ended with %q, want %q (log %s)", name, st.LastExit, wantExit, filepath.Join(e.procs.logDir, name+".log"))
+		}
+	}
+	fi, err := os.Stat(filepath.Join(vols.dirs["plugins"], "cp-creds"))
+	if err != nil {
+		t.Fatalf("the initContainer's copy: %v", err)
+	}
+	if uid := fi.Sys().(*syscall.Stat_t).Uid; uid != 65532 || fi.Mode().Perm()&0o111 == 0 {
+		t.Errorf("the copy is owned by %d with mode %s, want the nonroot user's (65532) and executable", uid, fi.Mode())
+	}
+	if out, _ := os.ReadFile(filepath.Join(e.procs.logDir, "copy-runs.log")); !strings.Contains(string(out), "cp-creds") {
+		t.Errorf("the copy's --version printed %q", out)
+	}
+}
