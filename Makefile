@@ -133,9 +133,10 @@ $(STATICCHECK):
 bench: envtest build
 	$(GO) run ./test/bench -manager $(BIN)/clusterprofile-manager $(BENCH_ARGS)
 
-## demo: start real OCM locally (hub, 2 klusterlets, addons), install the bundle with its chart, show
-## profiles, agent health, a synced token, a request through cp-creds and cluster-proxy, a live change
-## (DEMO_ARGS="-keep" keeps it up; needs root for the pod sandboxes)
+## demo: start real OCM locally (hub, 2 klusterlets, addons, a registry with bin/image), install the
+## bundle with its chart from that image, show profiles, agent health, a synced token, a request through
+## cp-creds and cluster-proxy, a consumer pod copying cp-creds from the image as the docs say, a live
+## change (DEMO_ARGS="-keep" keeps it up; needs root for the pod sandboxes)
 # Built and run as a binary, not with `go run`: go run exits 1 on Ctrl-C
 # whatever the program returns, and Ctrl-C is a normal way to end -keep.
 demo: envtest ocm-binaries build image

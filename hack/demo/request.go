@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/doctor"
 	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
 )
 
@@ -62,4 +64,41 @@ func (d *demo) realRequest(ctx context.Context) error {
 		fmt.Printf("    %s: %s\n", cluster, strings.Join(names, ", "))
 	}
 	return nil
+}
+
+// docsConsumerName is the consumer's pod that podFromTheDocs runs.
+const docsConsumerName = "docs-consumer"
+
+// podFromTheDocs runs a consumer's pod in kueue-system as the chart's
+// README says: an initContainer from the bundle's image copies /cp-creds
+// into an emptyDir at /plugins, and the consumer's container (the bundle's
+// doctor, building clients from the profiles as MultiKueue does) reaches
+// each cluster with that copy, every container run from the image.
+func (d *demo) podFromTheDocs(ctx context.Context) error {
+	step("A consumer's pod as the docs say: an initContainer copies /cp-creds from %s, the consumer reaches each cluster with the copy",
+		d.env.Registry.BundleReference())
+	fmt.Printf("    initContainers: [{name: install-cp-creds, command: [cp, /cp-creds, /plugins/cp-creds]}]  (emptyDir at /plugins)\n")
+	if err := d.env.StartDocsConsumer(ctx, kueueNS, docsConsumerName, consumer.ManagedServiceAccount); err != nil {
+		return err
+	}
+	var report doctor.Report
+	err := d.waitFor(ctx, "every cluster answered the pod through /plugins/cp-creds", func(context.Context) (bool, error) {
+		var err error
+		if report, err = d.env.DocsConsumerReport(kueueNS, docsConsumerName); err != nil {
+			return false, err
+		}
+		for _, row := range report.Rows {
+			if row.ServerVersion == "" {
+				return false, fmt.Errorf("%s: no answer yet", row.Cluster)
+			}
+		}
+		return len(report.Rows) > 0, nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, row := range report.Rows {
+		fmt.Printf("    %s through %q: /version %s in %s\n", row.Cluster, row.Provider, row.ServerVersion, row.Latency.Round(time.Millisecond))
+	}
+	return d.env.StopDocsConsumer(ctx, kueueNS, docsConsumerName)
 }

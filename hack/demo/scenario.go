@@ -49,7 +49,7 @@ func (d *demo) scenario(ctx context.Context) error {
 	}
 	steps := []func(context.Context) error{
 		d.showClusters, d.installBundle, d.prepareFleet, d.showProfiles,
-		d.showAgentConditions, d.showSyncedToken, d.realRequest, d.liveChange,
+		d.showAgentConditions, d.showSyncedToken, d.realRequest, d.podFromTheDocs, d.liveChange,
 	}
 	for _, s := range steps {
 		if err := s(ctx); err != nil {
