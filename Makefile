@@ -76,6 +76,7 @@ $(OCM_BIN_DIR)/.built-$(OCM_VERSION): hack/ocmlocal.sh hack/_upstreammirror/main
 ## image: the e2e suite and the demo push bin/image to their local registry; cheap with a warm build cache)
 test: envtest ocm-binaries build image
 	$(GO) test ./... -count=1 -timeout 30m
+	cd hack/image && $(GO) test ./... -count=1
 
 ## unit: tests that need no control plane (-short skips the end-to-end ones)
 unit:
