@@ -42,7 +42,7 @@ STATICCHECK := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
 # actionlint checks .github/workflows; go run module@version needs nothing in go.mod.
 ACTIONLINT_VERSION ?= v1.7.12
 
-.PHONY: all build cp-creds envtest ocm-binaries test unit integration chart-test manifests dashboard prometheus chart-crd lint vet fmt bench demo clean image release-dry-run chart
+.PHONY: all build cp-creds envtest ocm-binaries test unit integration chart-test manifests dashboard prometheus chart-crd lint vet fmt bench demo clean image release-dry-run chart previous
 
 all: build
 
@@ -74,7 +74,7 @@ $(OCM_BIN_DIR)/.built-$(OCM_VERSION): hack/ocmlocal.sh hack/_upstreammirror/main
 
 ## test: unit and integration tests (build: test/ocmlocal runs bin/clusterprofile-agent and -manager;
 ## image: the e2e suite and the demo push bin/image to their local registry; cheap with a warm build cache)
-test: envtest ocm-binaries build image
+test: envtest ocm-binaries build image previous
 	$(GO) test ./... -count=1 -timeout 30m
 	cd hack/image && $(GO) test ./... -count=1
 
@@ -151,6 +151,11 @@ image:
 	cd hack/image && $(GO) run . -src $(CURDIR) -out $(IMAGE_LAYOUT) -work $(BIN)/image-build \
 		-version $(VERSION) -revision $(GIT_REVISION) -created $(BUILD_DATE) -ldflags '$(LDFLAGS)' \
 		-source $(IMAGE_SOURCE) -platforms $(IMAGE_PLATFORMS) $(IMAGE_ARGS) $(if $(PUSH),-push $(PUSH))
+
+## previous: the previous release's chart and image (this platform) for the upgrade tests, from
+## the revision hack/release/previous names, into bin/previous (cached per revision, hack/previous.sh)
+previous:
+	hack/previous.sh
 
 ## chart: package the chart (version and appVersion checked against VERSION) into CHART_OUT (bin/)
 CHART_OUT ?= $(BIN)
