@@ -94,7 +94,7 @@ func run(m *testing.M) int {
 // installs from.
 func options() ocmlocal.Options {
 	return ocmlocal.Options{Clusters: 2, ManagedServiceAccount: true, ClusterProxy: true, Kueue: true, Registry: true,
-		KeepWorkDir: os.Getenv("E2E_KEEP_WORKDIR") != ""}
+		PreviousRelease: ocmlocal.PreviousReleaseDir(), KeepWorkDir: os.Getenv("E2E_KEEP_WORKDIR") != ""}
 }
 
 // whyNot says why the suite cannot run, or "".
@@ -117,6 +117,9 @@ func whyNot() string {
 	if err := ocmlocal.BundleImageBuilt(ocmlocal.BundleImageLayout()); err != nil && os.Getenv("CI") == "" {
 		return fmt.Sprintf("the bundle's image is not built (make image; make test builds it): %v", err)
 	}
+	if err := ocmlocal.PreviousReleaseBuilt(ocmlocal.PreviousReleaseDir()); err != nil && os.Getenv("CI") == "" {
+		return fmt.Sprintf("the previous release is not built (make previous; make test builds it): %v", err)
+	}
 	return ""
 }
 
@@ -130,8 +133,9 @@ func requireEnv(t *testing.T) {
 
 // setUp prepares what a platform engineer would for MultiKueue (a node per
 // cluster, the multikueue ManagedServiceAccount, synced to profiles, with
-// the right to list namespaces on each cluster), installs the bundle with
-// its chart and binds the default set into kueue-system.
+// the right to list namespaces on each cluster), installs the previous
+// release of the bundle with its chart, binds the default set into
+// kueue-system and upgrades the bundle to this release.
 func setUp(ctx context.Context) error {
 	var err error
 	if hub, err = env.HubClient(); err != nil {
@@ -146,10 +150,7 @@ func setUp(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := env.InstallBundle(ctx, releaseName, releaseNamespace); err != nil {
-		return err
-	}
-	return bindSet(ctx, consumerNS, defaultSet)
+	return installPreviousThenUpgrade(ctx)
 }
 
 func key(namespace, name string) types.NamespacedName {

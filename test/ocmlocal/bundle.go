@@ -15,14 +15,39 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
 )
 
+// bundleChartName is the bundle's chart (charts/clusterprofile-manager).
+const bundleChartName = "clusterprofile-manager"
+
 // InstallBundle installs this bundle's chart as a platform engineer would,
 // with the gates a consumer of every kind needs on (mirror, both access
 // entries, the syncer, the agent) and the proxy entry naming the user server
-// where it listens here (Services have no addresses without a kube-proxy)
-// and, with Options.Registry, the image from the local registry.
+// where it listens here (Services have no addresses without a kube-proxy).
+// With Options.Registry the chart comes from the local registry (`helm
+// install oci://...`) and runs the image there.
 // It returns when the hub kubelet runs the manager.
 func (e *Env) InstallBundle(ctx context.Context, release, namespace string) error {
 	chart, values, err := e.bundle(nil)
+	if err != nil {
+		return err
+	}
+	if err := e.InstallChart(ctx, chart, release, namespace, values); err != nil {
+		return err
+	}
+	return e.WaitDeploymentAvailable(ctx, namespace, release)
+}
+
+// InstallPreviousBundle installs the previous release (Options.PreviousRelease)
+// as InstallBundle installs this one: its chart from the local registry, with
+// its image (the chart's default tag, the release's version label).
+func (e *Env) InstallPreviousBundle(ctx context.Context, release, namespace string) error {
+	if e.Registry == nil || e.Registry.PreviousVersion == "" {
+		return fmt.Errorf("the previous release needs Options.Registry and Options.PreviousRelease")
+	}
+	chart, err := e.pullChart(e.Registry.PreviousVersion)
+	if err != nil {
+		return err
+	}
+	values, err := e.bundleValues(nil)
 	if err != nil {
 		return err
 	}
@@ -46,20 +71,33 @@ func (e *Env) UpgradeBundle(ctx context.Context, release, namespace string, over
 	return e.WaitDeploymentAvailable(ctx, namespace, release)
 }
 
-// bundle is the chart and InstallBundle's values, with overrides merged in
-// a map deep.
+// bundle is the chart (from the registry, with Options.Registry) and
+// InstallBundle's values, with overrides merged in a map deep.
 func (e *Env) bundle(overrides map[string]any) (*chart.Chart, map[string]any, error) {
-	c, err := chartrender.Load(chartrender.ChartDir("clusterprofile-manager"))
+	var c *chart.Chart
+	var err error
+	if e.Registry != nil {
+		c, err = e.pullChart(e.Registry.BundleTag)
+	} else {
+		c, err = chartrender.Load(chartrender.ChartDir(bundleChartName))
+	}
 	if err != nil {
 		return nil, nil, err
 	}
+	values, err := e.bundleValues(overrides)
+	return c, values, err
+}
+
+// bundleValues are InstallBundle's values with overrides merged in a map
+// deep.
+func (e *Env) bundleValues(overrides map[string]any) (map[string]any, error) {
 	proxy, err := url.Parse(e.Proxy.URL)
 	if err != nil {
-		return nil, nil, fmt.Errorf("the user server's URL: %w", err)
+		return nil, fmt.Errorf("the user server's URL: %w", err)
 	}
 	port, err := strconv.Atoi(proxy.Port())
 	if err != nil {
-		return nil, nil, fmt.Errorf("the user server's port: %w", err)
+		return nil, fmt.Errorf("the user server's port: %w", err)
 	}
 	values := map[string]any{
 		"featureGates": map[string]any{"clusterProfile": true, "clusterProfileAccessProvider": true,
@@ -69,7 +107,7 @@ func (e *Env) bundle(overrides map[string]any) (*chart.Chart, map[string]any, er
 	}
 	if e.Registry != nil {
 		// The tag stays the chart's default, its appVersion: the registry
-		// holds the image under VERSION, which appVersion must equal.
+		// holds each release's image under its version.
 		values["image"] = map[string]any{"repository": e.Registry.BundleRepository}
 	}
 	for key, override := range overrides {
@@ -81,7 +119,7 @@ func (e *Env) bundle(overrides map[string]any) (*chart.Chart, map[string]any, er
 		}
 		values[key] = override
 	}
-	return c, values, nil
+	return values, nil
 }
 
 // PrepareForConsumers gives a managed cluster what the demo's and the

@@ -79,6 +79,10 @@ type Options struct {
 	// InstallBundle then points the chart's image.repository at it.
 	Registry    bool
 	ImageLayout string
+	// PreviousRelease, with Registry, is the directory `make previous`
+	// writes (bin/previous): the previous release's image and chart, which
+	// the registry holds too, for InstallPreviousBundle.
+	PreviousRelease string
 	// OCMVersion, if set, must be the OCM release bin/ocm was built from
 	// (`make ocm-binaries OCM_VERSION=...`); the operators, the images in
 	// the ClusterManager and Klusterlet, and the binaries the kubelet runs

@@ -5,10 +5,13 @@ package ocmlocal
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/kube"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -90,12 +93,32 @@ func (e *Env) UpgradeChart(ctx context.Context, c *chart.Chart, release, namespa
 }
 
 // helmConfig is Helm's configuration for releases in namespace on the hub
-// (release records in Secrets, as helm's default).
+// (release records in Secrets, as helm's default), with the local
+// registry's client.
 func (e *Env) helmConfig(namespace string) (*action.Configuration, error) {
 	cfg := &action.Configuration{}
 	getter := kube.GetConfig(e.Hub.KubeconfigPath, "", namespace)
 	if err := cfg.Init(getter, namespace, "secret", func(string, ...any) {}); err != nil {
 		return nil, fmt.Errorf("helm: %w", err)
 	}
+	if e.Registry != nil {
+		cfg.RegistryClient = e.Registry.charts
+	}
 	return cfg, nil
+}
+
+// pullChart pulls a version of the bundle's chart from the local registry
+// as `helm install oci://... --version V --plain-http` does: Helm's
+// downloader, its cache in the work directory.
+func (e *Env) pullChart(version string) (*chart.Chart, error) {
+	install := action.NewInstall(&action.Configuration{RegistryClient: e.Registry.charts})
+	install.Version, install.PlainHTTP = version, true
+	settings := cli.New()
+	settings.RepositoryCache = filepath.Join(e.WorkDir, "helm", "cache")
+	settings.RepositoryConfig = filepath.Join(e.WorkDir, "helm", "repositories.yaml")
+	path, err := install.LocateChart(e.Registry.ChartReference, settings)
+	if err != nil {
+		return nil, fmt.Errorf("helm pull %s --version %s: %w", e.Registry.ChartReference, version, err)
+	}
+	return loader.Load(path)
 }

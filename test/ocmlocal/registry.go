@@ -20,10 +20,18 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"helm.sh/helm/v3/pkg/chartutil"
+	helmregistry "helm.sh/helm/v3/pkg/registry"
+
+	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
 )
 
-// bundleImageName is the bundle image's repository in the local registry.
-const bundleImageName = "clusterprofile-bundle"
+// bundleImageName is the bundle image's repository in the local registry,
+// chartsRepository the path its charts are pushed under (oci://<host>/charts).
+const (
+	bundleImageName  = "clusterprofile-bundle"
+	chartsRepository = "charts"
+)
 
 // refNameAnnotation names a manifest of an OCI layout (hack/image tags the
 // image index with VERSION).
@@ -36,7 +44,9 @@ var ErrImageMissing = errors.New("the bundle's image is not built")
 // Registry is the environment's OCI registry: go-containerregistry's
 // pkg/registry in this process, on 127.0.0.1, its blobs in the work
 // directory. It holds the bundle's image, pushed from the OCI layout that
-// `make image` writes, and the kubelets pull from it.
+// `make image` writes, which the kubelets pull, and the bundle's chart as an
+// OCI artifact, which InstallBundle installs from; with
+// Options.PreviousRelease, the previous release's image and chart too.
 type Registry struct {
 	// Host is 127.0.0.1:<port>.
 	Host string
@@ -45,8 +55,17 @@ type Registry struct {
 	BundleRepository, BundleTag string
 	// BundleDigest is the image index's digest.
 	BundleDigest v1.Hash
+	// ChartReference is oci://Host/charts/clusterprofile-manager, which
+	// holds the chart under VERSION (and PreviousVersion).
+	ChartReference string
+	// PreviousVersion is the previous release's version label
+	// (bin/previous/VERSION_LABEL): its image's tag and its chart's version.
+	PreviousVersion string
 
 	server *http.Server
+	// charts is Helm's registry client, plain HTTP, with its own
+	// credentials file in the work directory.
+	charts *helmregistry.Client
 }
 
 // BundleReference is the bundle image's reference by tag.
@@ -59,6 +78,30 @@ func (r *Registry) Holds(image string) bool {
 
 // BundleImageLayout is where `make image` writes the bundle's image.
 func BundleImageLayout() string { return filepath.Join(RepoRoot(), "bin", "image") }
+
+// PreviousReleaseDir is where `make previous` writes the previous
+// release's image and chart.
+func PreviousReleaseDir() string { return filepath.Join(RepoRoot(), "bin", "previous") }
+
+// PreviousReleaseBuilt tells whether dir holds the previous release's image
+// and chart, and if not, how to build them.
+func PreviousReleaseBuilt(dir string) error {
+	label, err := os.ReadFile(filepath.Join(dir, "VERSION_LABEL"))
+	if err != nil {
+		return fmt.Errorf("%w: the previous release (run `make previous`): %v", ErrImageMissing, err)
+	}
+	version := strings.TrimSpace(string(label))
+	if _, err := layoutIndex(filepath.Join(dir, "image"), version); err != nil {
+		return err
+	}
+	_, err = os.Stat(previousChart(dir, version))
+	return err
+}
+
+// previousChart is the previous release's chart archive in dir.
+func previousChart(dir, version string) string {
+	return filepath.Join(dir, bundleChartName+"-"+version+".tgz")
+}
 
 // BundleVersion is the VERSION file: the image's tag and the chart's appVersion.
 func BundleVersion() (string, error) {
@@ -82,29 +125,35 @@ func bundleIndex(dir string) (v1.ImageIndex, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	idx, err := layoutIndex(dir, version)
+	return idx, version, err
+}
+
+// layoutIndex reads the image index tagged tag from an OCI layout.
+func layoutIndex(dir, tag string) (v1.ImageIndex, error) {
 	p, err := layout.FromPath(dir)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %s is no OCI layout (run `make image`): %v", ErrImageMissing, dir, err)
+		return nil, fmt.Errorf("%w: %s is no OCI layout (run `make image`): %v", ErrImageMissing, dir, err)
 	}
 	top, err := p.ImageIndex()
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %s: %v", ErrImageMissing, dir, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrImageMissing, dir, err)
 	}
 	m, err := top.IndexManifest()
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %s: %v", ErrImageMissing, dir, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrImageMissing, dir, err)
 	}
 	for _, d := range m.Manifests {
-		if d.Annotations[refNameAnnotation] == version && d.MediaType.IsIndex() {
-			idx, err := top.ImageIndex(d.Digest)
-			return idx, version, err
+		if d.Annotations[refNameAnnotation] == tag && d.MediaType.IsIndex() {
+			return top.ImageIndex(d.Digest)
 		}
 	}
-	return nil, "", fmt.Errorf("%w: %s has no image index tagged %s (VERSION); run `make image`", ErrImageMissing, dir, version)
+	return nil, fmt.Errorf("%w: %s has no image index tagged %s; run `make image`", ErrImageMissing, dir, tag)
 }
 
-// startRegistry serves a registry on a free port and pushes the bundle's
-// image from the layout into it, with the layout's SBOM referrers.
+// startRegistry serves a registry on a free port and pushes into it the
+// bundle's image from the layout, with the layout's SBOM referrers, and the
+// bundle's chart; with Options.PreviousRelease, the previous release's too.
 func (e *Env) startRegistry() error {
 	start := time.Now()
 	layoutDir := e.opts.ImageLayout
@@ -119,12 +168,18 @@ func (e *Env) startRegistry() error {
 	if err := os.MkdirAll(blobs, 0o755); err != nil {
 		return err
 	}
+	charts, err := helmregistry.NewClient(helmregistry.ClientOptPlainHTTP(),
+		helmregistry.ClientOptCredentialsFile(filepath.Join(e.WorkDir, "registry-credentials.json")))
+	if err != nil {
+		return err
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
-	r := &Registry{Host: l.Addr().String(), BundleTag: version}
+	r := &Registry{Host: l.Addr().String(), BundleTag: version, charts: charts}
 	r.BundleRepository = r.Host + "/" + bundleImageName
+	r.ChartReference = "oci://" + r.Host + "/" + chartsRepository + "/" + bundleChartName
 	r.server = &http.Server{
 		Handler: registry.New(registry.WithBlobHandler(registry.NewDiskBlobHandler(blobs)),
 			registry.WithReferrersSupport(true), registry.Logger(log.New(io.Discard, "", 0))),
@@ -132,21 +187,93 @@ func (e *Env) startRegistry() error {
 	}
 	go func() { _ = r.server.Serve(l) }()
 	e.Registry = r
-	ref, err := name.ParseReference(r.BundleReference())
+	if r.BundleDigest, err = r.pushImage(layoutDir, idx, version); err != nil {
+		return err
+	}
+	chart, err := packageChart(chartrender.ChartDir(bundleChartName), filepath.Join(e.WorkDir, "charts"))
 	if err != nil {
 		return err
 	}
-	if err := remote.WriteIndex(ref, idx); err != nil {
-		return fmt.Errorf("pushing %s from %s: %w", ref, layoutDir, err)
-	}
-	if r.BundleDigest, err = idx.Digest(); err != nil {
+	if err := r.pushChart(chart, version); err != nil {
 		return err
+	}
+	if e.opts.PreviousRelease != "" {
+		if err := r.pushPreviousRelease(e.opts.PreviousRelease); err != nil {
+			return err
+		}
+	}
+	e.progressf("registry on %s holds %s@%s (pushed from %s) and the chart %s:%s in %s",
+		r.Host, r.BundleReference(), r.BundleDigest, layoutDir, r.ChartReference, version, since(start))
+	return nil
+}
+
+// pushImage pushes an image index and its SBOM referrers from a layout
+// under tag, and returns the index's digest.
+func (r *Registry) pushImage(layoutDir string, idx v1.ImageIndex, tag string) (v1.Hash, error) {
+	ref, err := name.ParseReference(r.BundleRepository + ":" + tag)
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	if err := remote.WriteIndex(ref, idx); err != nil {
+		return v1.Hash{}, fmt.Errorf("pushing %s from %s: %w", ref, layoutDir, err)
 	}
 	if err := pushReferrers(layoutDir, ref.Context(), idx); err != nil {
+		return v1.Hash{}, err
+	}
+	return idx.Digest()
+}
+
+// pushChart pushes a chart archive as `helm push` does; Helm checks that
+// the version is the chart's.
+func (r *Registry) pushChart(archive []byte, version string) error {
+	ref := strings.TrimPrefix(r.ChartReference, "oci://") + ":" + version
+	if _, err := r.charts.Push(archive, ref); err != nil {
+		return fmt.Errorf("helm push %s: %w", ref, err)
+	}
+	return nil
+}
+
+// pushPreviousRelease pushes what `make previous` wrote to dir: the
+// previous release's image (tagged with its version label) and chart.
+func (r *Registry) pushPreviousRelease(dir string) error {
+	label, err := os.ReadFile(filepath.Join(dir, "VERSION_LABEL"))
+	if err != nil {
+		return fmt.Errorf("%w: the previous release (run `make previous`): %v", ErrImageMissing, err)
+	}
+	version := strings.TrimSpace(string(label))
+	idx, err := layoutIndex(filepath.Join(dir, "image"), version)
+	if err != nil {
 		return err
 	}
-	e.progressf("registry on %s holds %s@%s (pushed from %s in %s)", r.Host, r.BundleReference(), r.BundleDigest, layoutDir, since(start))
+	if _, err := r.pushImage(filepath.Join(dir, "image"), idx, version); err != nil {
+		return err
+	}
+	chart, err := os.ReadFile(previousChart(dir, version))
+	if err != nil {
+		return fmt.Errorf("the previous release's chart (run `make previous`): %w", err)
+	}
+	if err := r.pushChart(chart, version); err != nil {
+		return err
+	}
+	r.PreviousVersion = version
 	return nil
+}
+
+// packageChart packages a chart directory as `helm package` does, into
+// dir, and returns the archive.
+func packageChart(chartDir, dir string) ([]byte, error) {
+	c, err := chartrender.Load(chartDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	path, err := chartutil.Save(c, dir)
+	if err != nil {
+		return nil, fmt.Errorf("packaging %s: %w", chartDir, err)
+	}
+	return os.ReadFile(path)
 }
 
 // pushReferrers pushes the layout's artifacts whose subject is one of the
