@@ -24,8 +24,12 @@ import (
 const (
 	releaseName      = "clusterprofile-manager"
 	releaseNamespace = "clusterprofile-system"
-	kueueNS          = "kueue-system"
-	argocdNS         = "argocd"
+	// agentNamespace and agentDeployment are where OCM's work agent applies
+	// the bundle's agent on each managed cluster.
+	agentNamespace  = "open-cluster-management-agent-addon"
+	agentDeployment = "cluster-profile-agent"
+	kueueNS         = "kueue-system"
+	argocdNS        = "argocd"
 	// workerSet selects the clusters labelled workerLabel=true; it is bound
 	// into kueue-system. OCM's "default" set (every cluster) is bound into
 	// argocd.
@@ -49,7 +53,7 @@ func (d *demo) scenario(ctx context.Context) error {
 	}
 	steps := []func(context.Context) error{
 		d.showClusters, d.installBundle, d.prepareFleet, d.showProfiles,
-		d.showAgentConditions, d.showSyncedToken, d.realRequest, d.podFromTheDocs, d.liveChange,
+		d.showAgentConditions, d.showRunningFromTheImage, d.showSyncedToken, d.realRequest, d.podFromTheDocs, d.liveChange,
 	}
 	for _, s := range steps {
 		if err := s(ctx); err != nil {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -26,6 +27,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
 )
 
 // showClusters prints the ManagedClusters as their klusterlets registered
@@ -175,4 +177,34 @@ func conditionStatus(c *metav1.Condition) string {
 		return "-"
 	}
 	return string(c.Status)
+}
+
+// showRunningFromTheImage shows that the kubelets run the manager and each
+// agent from the bundle's image in the local registry: each process
+// chrooted into the unpacked image, executing the image's binary.
+func (d *demo) showRunningFromTheImage(ctx context.Context) error {
+	step("The manager and the agents run from the image %s, not from bin/", d.env.Registry.BundleReference())
+	type pod struct {
+		cp                             *ocmlocal.ControlPlane
+		namespace, deployment, program string
+	}
+	pods := []pod{{d.env.Hub, releaseNamespace, releaseName, "clusterprofile-manager"}}
+	for _, c := range d.env.Clusters {
+		pods = append(pods, pod{c.ControlPlane, agentNamespace, agentDeployment, "clusterprofile-agent"})
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 3, ' ', 0)
+	fmt.Fprintln(w, "    CLUSTER\tDEPLOYMENT\tPID\tIMAGE PLATFORM DIGEST\tEXECUTABLE")
+	for _, p := range pods {
+		var c ocmlocal.ContainerStatus
+		var notYet error
+		err := d.waitFor(ctx, p.deployment+" on "+p.cp.Name+" running from the image", func(context.Context) (bool, error) {
+			c, notYet = d.env.RunsFromImage(p.cp, p.namespace, p.deployment, p.program)
+			return notYet == nil, nil
+		})
+		if err != nil {
+			return fmt.Errorf("%w: %v", err, notYet)
+		}
+		fmt.Fprintf(w, "    %s\t%s/%s\t%d\t%s\t%s\n", p.cp.Name, p.namespace, p.deployment, c.PID, c.ImageDigest, filepath.Join(c.Rootfs, p.program))
+	}
+	return w.Flush()
 }

@@ -3,9 +3,13 @@
 package ocmlocal
 
 import (
+	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
@@ -77,4 +81,59 @@ func (p *pod) ready() bool {
 		}
 	}
 	return true
+}
+
+// RunsFromImage checks that the running pod of a Deployment runs program
+// from its image in the local registry, as a node would: its one container's
+// process is chrooted into the unpacked image and executes the image's
+// /program, not bin/'s. It returns that container.
+func (e *Env) RunsFromImage(cp *ControlPlane, namespace, deployment, program string) (ContainerStatus, error) {
+	containers, err := e.PodContainers(cp, namespace, deployment)
+	if err != nil {
+		return ContainerStatus{}, err
+	}
+	if len(containers) != 1 {
+		return ContainerStatus{}, fmt.Errorf("%s/%s on %s: %d containers, want 1", namespace, deployment, cp.Name, len(containers))
+	}
+	c := containers[0]
+	if !e.Registry.Holds(c.Image) || c.Rootfs == "" || c.PID == 0 {
+		return c, fmt.Errorf("%s/%s on %s runs %q (pid %d), not an image from the local registry", namespace, deployment, cp.Name, c.Image, c.PID)
+	}
+	root, err := os.Readlink(fmt.Sprintf("/proc/%d/root", c.PID))
+	if err != nil {
+		return c, err
+	}
+	if root != c.Root {
+		return c, fmt.Errorf("%s/%s on %s: the process's root is %s, not the container's %s", namespace, deployment, cp.Name, root, c.Root)
+	}
+	exe, err := fileDigest(fmt.Sprintf("/proc/%d/exe", c.PID))
+	if err != nil {
+		return c, err
+	}
+	inImage, err := fileDigest(filepath.Join(c.Rootfs, program))
+	if err != nil {
+		return c, err
+	}
+	local, err := fileDigest(filepath.Join(RepoRoot(), "bin", program))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return c, err
+	}
+	if exe != inImage || exe == local {
+		return c, fmt.Errorf("%s/%s on %s does not run the image's /%s", namespace, deployment, cp.Name, program)
+	}
+	return c, nil
+}
+
+// fileDigest is a file's SHA-256.
+func fileDigest(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%x", h.Sum(nil)), nil
 }
