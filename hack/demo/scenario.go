@@ -64,11 +64,11 @@ func (d *demo) scenario(ctx context.Context) error {
 }
 
 // installBundle installs the chart as a platform engineer would, every
-// gate on, from the bundle's image in the local registry: the hub's kubelet
-// runs its manager Deployment from the unpacked image with the chart's
-// arguments, user and service account.
+// gate on, from the local registry (`helm install oci://...`), with the
+// bundle's image there: the hub's kubelet runs its manager Deployment from
+// the unpacked image with the chart's arguments, user and service account.
 func (d *demo) installBundle(ctx context.Context) error {
-	step("Installing the bundle with its Helm chart into %s, every feature gate on", releaseNamespace)
+	step("Installing the bundle with its Helm chart from %s into %s, every feature gate on", d.env.Registry.ChartReference, releaseNamespace)
 	return d.env.InstallBundle(ctx, releaseName, releaseNamespace)
 }
 
