@@ -12,8 +12,12 @@ CACHE="${PREVIOUS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ocm-clusterprofile/prev
 OUT="${PREVIOUS_DIR:-bin/previous}"
 
 if [ ! -f "$CACHE/.built" ]; then
+  if ! git cat-file -e "$REF^{commit}" 2>/dev/null && [ "$(git rev-parse --is-shallow-repository)" = true ]; then
+    # A shallow CI checkout: fetch the history it left out.
+    git fetch --quiet --unshallow || true
+  fi
   if ! git cat-file -e "$REF^{commit}" 2>/dev/null; then
-    echo "previous.sh: the previous release's revision $REF is not in this clone (a shallow clone? git fetch --unshallow)" >&2
+    echo "previous.sh: the previous release's revision $REF is not in this clone (git fetch it)" >&2
     exit 1
   fi
   src=$(mktemp -d)
