@@ -41,8 +41,10 @@ STATICCHECK_VERSION ?= v0.6.1
 STATICCHECK := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
 # actionlint checks .github/workflows; go run module@version needs nothing in go.mod.
 ACTIONLINT_VERSION ?= v1.7.12
+# Helm 4 for the chart's Helm 4 test (test/chart), built from its own module by hack/helm4.sh.
+HELM4_VERSION ?= v4.3.1
 
-.PHONY: all build cp-creds envtest ocm-binaries test unit integration chart-test manifests dashboard prometheus chart-crd lint vet fmt bench demo clean image release-dry-run chart previous
+.PHONY: all build cp-creds envtest ocm-binaries test unit integration chart-test manifests dashboard prometheus chart-crd lint vet fmt bench demo clean image release-dry-run chart previous helm4
 
 all: build
 
@@ -74,7 +76,7 @@ $(OCM_BIN_DIR)/.built-$(OCM_VERSION): hack/ocmlocal.sh hack/_upstreammirror/main
 
 ## test: unit and integration tests (build: test/ocmlocal runs bin/clusterprofile-agent and -manager;
 ## image: the e2e suite and the demo push bin/image to their local registry; cheap with a warm build cache)
-test: envtest ocm-binaries build image previous
+test: envtest ocm-binaries build image previous helm4
 	$(GO) test ./... -count=1 -timeout 30m
 	cd hack/image && $(GO) test ./... -count=1
 
@@ -88,8 +90,9 @@ integration: envtest ocm-binaries
 
 ## chart-test: the Helm chart: lint, every gate combination, values schema, and on a real
 ## control plane its objects, RBAC per gate, Secret admission policy, helm install/uninstall
-## and the manager binary running with the chart's arguments and RBAC
-chart-test: envtest
+## and the manager binary running with the chart's arguments and RBAC; Helm 4 installing,
+## upgrading from the previous release and uninstalling it from an OCI registry
+chart-test: envtest previous helm4
 	$(GO) test ./test/chart/... -count=1
 
 ## manifests: render the chart (gates in hack/manifests/values.yaml) into manifests/ for kubectl users
@@ -156,6 +159,11 @@ image:
 ## the revision hack/release/previous names, into bin/previous (cached per revision, hack/previous.sh)
 previous:
 	hack/previous.sh
+
+## helm4: the Helm 4 CLI (HELM4_VERSION) as bin/helm4, built from its module outside this one,
+## whose k8s.io modules are older than Helm 4's (cached per version, hack/helm4.sh)
+helm4:
+	HELM4_VERSION=$(HELM4_VERSION) HELM4_BIN=$(BIN)/helm4 hack/helm4.sh
 
 ## chart: package the chart (version and appVersion checked against VERSION) into CHART_OUT (bin/)
 CHART_OUT ?= $(BIN)
