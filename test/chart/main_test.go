@@ -2,8 +2,9 @@
 // own library: lint, every combination of the feature gates, the values
 // schema, and, against a real kube-apiserver, the rendered objects, the RBAC
 // of each gate (by impersonating the manager's ServiceAccount), the Secret
-// admission policy, `helm install`/`uninstall` over an existing CRD, and the
-// manager binary running with exactly the chart's arguments and RBAC.
+// admission policy, `helm install`/`uninstall` over an existing CRD, Helm 4's
+// CLI installing, upgrading and uninstalling the chart from an OCI registry,
+// and the manager binary running with exactly the chart's arguments and RBAC.
 package chart_test
 
 import (
