@@ -150,28 +150,10 @@ var ErrNotRoot = errors.New("the local OCM needs root for its pod sandboxes (mou
 // stopped again.
 func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	start := time.Now()
-	if opts.Clusters == 0 {
-		opts.Clusters = 2
-	}
-	if os.Geteuid() != 0 {
-		return nil, ErrNotRoot
-	}
-	e := &Env{opts: opts, progress: opts.Progress}
-	if e.progress == nil {
-		e.progress = os.Stderr
-	}
-	if e.bins, err = findBinaries(opts); err != nil {
+	e, err := newEnv(opts)
+	if err != nil {
 		return nil, err
 	}
-	if e.WorkDir, err = workDir(opts); err != nil {
-		return nil, err
-	}
-	if e.bins.podRunner, err = buildPodRunner(e.WorkDir); err != nil {
-		return nil, err
-	}
-	e.images = slices.Concat(e.ocmImages(), e.defaultImages(), opts.Images)
-	e.procs = &processes{logDir: filepath.Join(e.WorkDir, "logs")}
-	e.modules = newModuleDirs(e.bins.ocm)
 	defer func() {
 		if err != nil {
 			e.progressf("start-up failed, logs in %s: %v", e.procs.logDir, err)
@@ -207,6 +189,34 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 		}
 	}
 	e.progressf("environment up in %s (hub %s, %d clusters, logs in %s)", since(start), e.Hub.URL, len(e.Clusters), e.procs.logDir)
+	return e, nil
+}
+
+// newEnv is an environment with its binaries found and its work directory
+// made, nothing started yet.
+func newEnv(opts Options) (e *Env, err error) {
+	if opts.Clusters == 0 {
+		opts.Clusters = 2
+	}
+	if os.Geteuid() != 0 {
+		return nil, ErrNotRoot
+	}
+	e = &Env{opts: opts, progress: opts.Progress}
+	if e.progress == nil {
+		e.progress = os.Stderr
+	}
+	if e.bins, err = findBinaries(opts); err != nil {
+		return nil, err
+	}
+	if e.WorkDir, err = workDir(opts); err != nil {
+		return nil, err
+	}
+	if e.bins.podRunner, err = buildPodRunner(e.WorkDir); err != nil {
+		return nil, err
+	}
+	e.images = slices.Concat(e.ocmImages(), e.defaultImages(), opts.Images)
+	e.procs = &processes{logDir: filepath.Join(e.WorkDir, "logs")}
+	e.modules = newModuleDirs(e.bins.ocm)
 	return e, nil
 }
 

@@ -139,24 +139,14 @@ func containerUser(spec corev1.PodSpec, c corev1.Container, img *unpackedImage) 
 	nonRoot := ptr.Deref(firstSet(sc.RunAsNonRoot, pod.RunAsNonRoot), false)
 	var r podsandbox.Root
 	imageUser, imageGroup, _ := strings.Cut(img.Config.User, ":")
-	switch {
-	case runAsUser != nil:
+	if runAsUser != nil {
 		r.UID = uint32(*runAsUser)
-	case imageUser == "":
-		r.UID = 0
-	default:
-		uid, err := strconv.ParseUint(imageUser, 10, 32)
+	} else {
+		uid, err := imageUID(img, imageUser, nonRoot)
 		if err != nil {
-			if nonRoot {
-				return r, fmt.Errorf("container has runAsNonRoot and image has non-numeric user (%s), cannot verify user is non-root", imageUser)
-			}
-			u, ok := lookupUser(img.Rootfs, imageUser)
-			if !ok {
-				return r, fmt.Errorf("the image's user %s is not in its /etc/passwd", imageUser)
-			}
-			uid = uint64(u.uid)
+			return r, err
 		}
-		r.UID = uint32(uid)
+		r.UID = uid
 	}
 	if nonRoot && r.UID == 0 {
 		return r, errors.New("container has runAsNonRoot and image will run as root")
@@ -165,15 +155,11 @@ func containerUser(spec corev1.PodSpec, c corev1.Container, img *unpackedImage) 
 	case runAsGroup != nil:
 		r.GID = uint32(*runAsGroup)
 	case imageGroup != "" && runAsUser == nil:
-		gid, err := strconv.ParseUint(imageGroup, 10, 32)
+		gid, err := imageGID(img, imageGroup)
 		if err != nil {
-			g, ok := lookupGroup(img.Rootfs, imageGroup)
-			if !ok {
-				return r, fmt.Errorf("the image's group %s is not in its /etc/group", imageGroup)
-			}
-			gid = uint64(g)
+			return r, err
 		}
-		r.GID = uint32(gid)
+		r.GID = gid
 	default:
 		if u, ok := lookupUser(img.Rootfs, strconv.FormatUint(uint64(r.UID), 10)); ok {
 			r.GID = u.gid
@@ -186,6 +172,39 @@ func containerUser(spec corev1.PodSpec, c corev1.Container, img *unpackedImage) 
 		r.Groups = append(r.Groups, uint32(*pod.FSGroup))
 	}
 	return r, nil
+}
+
+// imageUID is the uid of the image's user (root when it names none): a
+// number, or a name of its /etc/passwd, which runAsNonRoot cannot verify.
+func imageUID(img *unpackedImage, imageUser string, nonRoot bool) (uint32, error) {
+	if imageUser == "" {
+		return 0, nil
+	}
+	uid, err := strconv.ParseUint(imageUser, 10, 32)
+	if err == nil {
+		return uint32(uid), nil
+	}
+	if nonRoot {
+		return 0, fmt.Errorf("container has runAsNonRoot and image has non-numeric user (%s), cannot verify user is non-root", imageUser)
+	}
+	u, ok := lookupUser(img.Rootfs, imageUser)
+	if !ok {
+		return 0, fmt.Errorf("the image's user %s is not in its /etc/passwd", imageUser)
+	}
+	return u.uid, nil
+}
+
+// imageGID is the gid of the image's group: a number or a name of its
+// /etc/group.
+func imageGID(img *unpackedImage, imageGroup string) (uint32, error) {
+	if gid, err := strconv.ParseUint(imageGroup, 10, 32); err == nil {
+		return uint32(gid), nil
+	}
+	g, ok := lookupGroup(img.Rootfs, imageGroup)
+	if !ok {
+		return 0, fmt.Errorf("the image's group %s is not in its /etc/group", imageGroup)
+	}
+	return g, nil
 }
 
 func firstSet[T any](values ...*T) *T {

@@ -469,27 +469,8 @@ func (k *kubelet) startPod(ctx context.Context, d *appsv1.Deployment, key, hash 
 	p := &pod{key: key, hash: hash, dir: filepath.Join(k.env.WorkDir, "pods", k.cp.Name+"-"+d.Namespace+"-"+d.Name),
 		namespace: d.Namespace, labels: d.Spec.Template.Labels, ports: namedPorts(spec)}
 	_ = os.RemoveAll(p.dir)
-	volumeDirs := map[string]string{}
-	for _, v := range spec.Volumes {
-		dir := filepath.Join(p.dir, "volumes", v.Name)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-		volumeDirs[v.Name] = dir
-		switch {
-		case v.EmptyDir != nil:
-			// Writable by any user, as a kubelet makes it.
-			if err := os.Chmod(dir, 0o777); err != nil {
-				return nil, err
-			}
-		case v.Secret != nil:
-			p.volumes = append(p.volumes, volumeFiles{dir: dir, namespace: d.Namespace, secret: v.Secret.SecretName, optional: ptr.Deref(v.Secret.Optional, false)})
-		case v.ConfigMap != nil:
-			p.volumes = append(p.volumes, volumeFiles{dir: dir, namespace: d.Namespace, configMap: v.ConfigMap.Name, optional: ptr.Deref(v.ConfigMap.Optional, false)})
-		}
-		// emptyDir and others: an empty directory.
-	}
-	if err := k.writeVolumes(ctx, p.volumes); err != nil {
+	volumeDirs, err := k.prepareVolumes(ctx, p, spec.Volumes)
+	if err != nil {
 		return nil, err
 	}
 	// Containers run from images get their volumes bound in their own
@@ -539,6 +520,33 @@ func (k *kubelet) startPod(ctx context.Context, d *appsv1.Deployment, key, hash 
 		return nil, err
 	}
 	return p, nil
+}
+
+// prepareVolumes makes a directory per volume of the pod and writes the
+// files of its Secret and ConfigMap volumes; it returns the directories by
+// volume name.
+func (k *kubelet) prepareVolumes(ctx context.Context, p *pod, volumes []corev1.Volume) (map[string]string, error) {
+	dirs := map[string]string{}
+	for _, v := range volumes {
+		dir := filepath.Join(p.dir, "volumes", v.Name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		dirs[v.Name] = dir
+		switch {
+		case v.EmptyDir != nil:
+			// Writable by any user, as a kubelet makes it.
+			if err := os.Chmod(dir, 0o777); err != nil {
+				return nil, err
+			}
+		case v.Secret != nil:
+			p.volumes = append(p.volumes, volumeFiles{dir: dir, namespace: p.namespace, secret: v.Secret.SecretName, optional: ptr.Deref(v.Secret.Optional, false)})
+		case v.ConfigMap != nil:
+			p.volumes = append(p.volumes, volumeFiles{dir: dir, namespace: p.namespace, configMap: v.ConfigMap.Name, optional: ptr.Deref(v.ConfigMap.Optional, false)})
+		}
+		// emptyDir and others: an empty directory.
+	}
+	return dirs, k.writeVolumes(ctx, p.volumes)
 }
 
 // namedPorts are the pod's container ports that have a name (a Service's
