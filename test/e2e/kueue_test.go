@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,13 +22,18 @@ import (
 // --managed-serviceaccount=multikueue), connects to cluster1 through the
 // profile the bundle publishes in kueue-system: the entry's server (the
 // cluster-proxy user server), its CA, and the token cp-creds reads from the
-// synced copy. Kueue marks the MultiKueueCluster Active once its watches of
-// Workloads and Jobs on cluster1 run, and it stays Active.
+// synced copy. Kueue runs cp-creds from the bundle's image, as a Kueue pod
+// that mounts it from there would. Kueue marks the MultiKueueCluster Active
+// once its watches of Workloads and Jobs on cluster1 run, and it stays
+// Active.
 func TestKueueMultiKueueClusterFromProfileStaysActive(t *testing.T) {
 	requireEnv(t)
 	ctx, g := context.Background(), NewWithT(t)
 	g.SetDefaultEventuallyTimeout(timeout)
 	g.SetDefaultEventuallyPollingInterval(interval)
+	manager, err := env.RunsFromImage(env.Hub, releaseNamespace, releaseName, "clusterprofile-manager")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(env.KueuePlugin).To(Equal(filepath.Join(manager.Rootfs, "cp-creds")), "Kueue runs the image's cp-creds")
 	const cluster = "cluster1"
 	managed, err := env.Cluster(cluster).Clientset()
 	g.Expect(err).NotTo(HaveOccurred())

@@ -101,6 +101,9 @@ type Env struct {
 	Proxy *UserServer
 	// Registry is the local registry, when Options.Registry is set.
 	Registry *Registry
+	// KueuePlugin is the cp-creds Kueue's manager runs, when Options.Kueue
+	// is set: the bundle image's, with Options.Registry.
+	KueuePlugin string
 
 	opts     Options
 	bins     binaries

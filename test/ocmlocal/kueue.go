@@ -11,6 +11,7 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -58,6 +59,22 @@ var MultiKueueClusterGVK = schema.GroupVersionKind{Group: "kueue.x-k8s.io", Vers
 
 var kueuePrograms = []string{"kueue", kueueModuleFile}
 
+// kueuePlugin is the cp-creds Kueue's manager runs: with Options.Registry
+// the bundle image's /cp-creds, as a Kueue pod mounts it from the image
+// (Kueue's own image cannot be pulled here, so its manager runs from its
+// binary and execs the plugin from the unpacked bundle image); else
+// bin/cp-creds.
+func (e *Env) kueuePlugin() (string, error) {
+	if e.Registry == nil {
+		return filepath.Join(RepoRoot(), "bin", "cp-creds"), nil
+	}
+	img, err := e.pulled.get(e.Registry.BundleReference(), corev1.PullIfNotPresent)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(img.Rootfs, "cp-creds"), nil
+}
+
 // startKueue installs Kueue's CRDs on the managed clusters and its chart on
 // the hub, and waits until its manager leads.
 func (e *Env) startKueue(ctx context.Context) error {
@@ -72,7 +89,10 @@ func (e *Env) startKueue(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	config, err := kueueManagerConfig(chart.Values, consumer.SeedProviders(filepath.Join(RepoRoot(), "bin", "cp-creds")))
+	if e.KueuePlugin, err = e.kueuePlugin(); err != nil {
+		return err
+	}
+	config, err := kueueManagerConfig(chart.Values, consumer.SeedProviders(e.KueuePlugin))
 	if err != nil {
 		return err
 	}
