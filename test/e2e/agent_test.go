@@ -160,6 +160,12 @@ func TestAgentAddonEnabledAsClusteradmDoes(t *testing.T) {
 	for _, c := range []string{"cluster1", "cluster2"} {
 		g.Eventually(func() string { return controlPlaneHealthyReason(ctx, g, c) }).
 			Should(Equal(mirror.ReasonNoFreshAgentReport), "no agent report on %s once disabled", c)
+		// The addon manager's finalizers hold the ManagedClusterAddOn until
+		// its ManifestWork is gone; enabling before then would find it
+		// still there, and see it go.
+		g.Eventually(func() bool {
+			return apierrors.IsNotFound(hub.Get(ctx, key(c, agentapi.AddonName), &addonv1beta1.ManagedClusterAddOn{}))
+		}).Should(BeTrue(), "the ManagedClusterAddOn on %s deleted", c)
 	}
 
 	g.Expect(env.EnableAddonOn(ctx, agentapi.AddonName, "open-cluster-management-agent-addon", "cluster1")).To(Succeed())

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1beta1 "open-cluster-management.io/api/addon/v1beta1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // AddCluster brings up one more managed cluster after Start, as a platform
@@ -46,7 +48,8 @@ func (e *Env) AddCluster(ctx context.Context, name string) (*ManagedCluster, err
 
 // EnableAddonOn creates the addon's ManagedClusterAddOn in one cluster
 // namespace, as `clusteradm addon enable --names <addon> --clusters
-// <cluster>` does.
+// <cluster>` does. One that exists is kept; one still being deleted is an
+// error, since it would soon be gone.
 func (e *Env) EnableAddonOn(ctx context.Context, addon, installNamespace, cluster string) error {
 	hub, err := e.hubClient()
 	if err != nil {
@@ -56,7 +59,19 @@ func (e *Env) EnableAddonOn(ctx context.Context, addon, installNamespace, cluste
 		// v1beta1 has no installNamespace field; the annotation carries it
 		// (the conversion webhook maps v1alpha1's spec.installNamespace to it).
 		Annotations: map[string]string{addonv1beta1.InstallNamespaceAnnotation: installNamespace}}}
-	if err := createIgnoringExists(mca, hub.Create(ctx, mca)); err != nil {
+	err = hub.Create(ctx, mca)
+	if apierrors.IsAlreadyExists(err) {
+		// One being deleted would be gone once its finalizers are done.
+		existing := &addonv1beta1.ManagedClusterAddOn{}
+		if err := hub.Get(ctx, client.ObjectKeyFromObject(mca), existing); err != nil {
+			return fmt.Errorf("enabling addon %s on %s: %w", addon, cluster, err)
+		}
+		if existing.DeletionTimestamp != nil {
+			return fmt.Errorf("enabling addon %s on %s: its ManagedClusterAddOn is still being deleted", addon, cluster)
+		}
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("enabling addon %s on %s: %w", addon, cluster, err)
 	}
 	return nil
