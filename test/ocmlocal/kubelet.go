@@ -280,7 +280,7 @@ func (k *kubelet) syncDeployment(ctx context.Context, d *appsv1.Deployment, key 
 	if p == nil {
 		started, err := k.startPod(ctx, d, key, hash)
 		if err != nil {
-			k.waitOnce(key, err.Error())
+			k.waitOnce(ctx, key, err.Error())
 			return
 		}
 		k.mu.Lock()
@@ -291,7 +291,7 @@ func (k *kubelet) syncDeployment(ctx context.Context, d *appsv1.Deployment, key 
 		p = started
 	}
 	if err := k.writeVolumes(ctx, p.volumes); err != nil {
-		k.waitOnce(key+"/volumes", err.Error())
+		k.waitOnce(ctx, key+"/volumes", err.Error())
 	}
 	if !p.ready() {
 		return
@@ -333,7 +333,12 @@ func (k *kubelet) running(namespace, deployment string) *pod {
 	return k.pods[namespace+"/"+deployment]
 }
 
-func (k *kubelet) waitOnce(key, reason string) {
+// waitOnce logs why a pod waits, once per reason; a kubelet being stopped
+// (its context done) is not waiting.
+func (k *kubelet) waitOnce(ctx context.Context, key, reason string) {
+	if ctx.Err() != nil {
+		return
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.waits[key] != reason {
