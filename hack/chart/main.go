@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"os"
 
-	"helm.sh/helm/v3/pkg/chartutil"
-
 	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
 )
 
@@ -36,8 +34,5 @@ func pack(out, version string) (string, error) {
 		return "", fmt.Errorf("the chart (Chart.yaml) has version %q and appVersion %q, want both %q (the VERSION file)",
 			c.Metadata.Version, c.Metadata.AppVersion, version)
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return "", err
-	}
-	return chartutil.Save(c, out)
+	return chartrender.Package(c, out)
 }

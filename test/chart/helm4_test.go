@@ -174,17 +174,11 @@ func missing(t *testing.T, target string, err error) {
 // (make previous).
 func previousRelease(t *testing.T) (label, archive string) {
 	t.Helper()
-	dir := filepath.Join(framework.RepoRoot(), "bin", "previous")
-	data, err := os.ReadFile(filepath.Join(dir, "VERSION_LABEL"))
+	previous, err := chartrender.ReadPreviousRelease(filepath.Join(framework.RepoRoot(), "bin", "previous"), chartName)
 	if err != nil {
 		missing(t, "make previous", err)
 	}
-	label = strings.TrimSpace(string(data))
-	archive = filepath.Join(dir, chartName+"-"+label+".tgz")
-	if _, err := os.Stat(archive); err != nil {
-		missing(t, "make previous", err)
-	}
-	return label, archive
+	return previous.Version, previous.Chart
 }
 
 func readVersion(t *testing.T) string {

@@ -26,14 +26,7 @@ const bundleChartName = "clusterprofile-manager"
 // install oci://...`) and runs the image there.
 // It returns when the hub kubelet runs the manager.
 func (e *Env) InstallBundle(ctx context.Context, release, namespace string) error {
-	chart, values, err := e.bundle(nil)
-	if err != nil {
-		return err
-	}
-	if err := e.InstallChart(ctx, chart, release, namespace, values); err != nil {
-		return err
-	}
-	return e.WaitDeploymentAvailable(ctx, namespace, release)
+	return e.installBundle(ctx, release, namespace, "")
 }
 
 // InstallPreviousBundle installs the previous release (Options.PreviousRelease)
@@ -43,11 +36,13 @@ func (e *Env) InstallPreviousBundle(ctx context.Context, release, namespace stri
 	if e.Registry == nil || e.Registry.PreviousVersion == "" {
 		return fmt.Errorf("the previous release needs Options.Registry and Options.PreviousRelease")
 	}
-	chart, err := e.pullChart(e.Registry.PreviousVersion)
-	if err != nil {
-		return err
-	}
-	values, err := e.bundleValues(nil)
+	return e.installBundle(ctx, release, namespace, e.Registry.PreviousVersion)
+}
+
+// installBundle installs the bundle's chart of version (this one's when
+// empty) and waits for the hub kubelet to run the manager.
+func (e *Env) installBundle(ctx context.Context, release, namespace, version string) error {
+	chart, values, err := e.bundle(version, nil)
 	if err != nil {
 		return err
 	}
@@ -61,7 +56,7 @@ func (e *Env) InstallPreviousBundle(ctx context.Context, release, namespace stri
 // set on top of InstallBundle's, a map at a time (e.g. {"agent":
 // {"installStrategy": "Manual"}}), and waits for the manager to run them.
 func (e *Env) UpgradeBundle(ctx context.Context, release, namespace string, overrides map[string]any) error {
-	chart, values, err := e.bundle(overrides)
+	chart, values, err := e.bundle("", overrides)
 	if err != nil {
 		return err
 	}
@@ -71,15 +66,19 @@ func (e *Env) UpgradeBundle(ctx context.Context, release, namespace string, over
 	return e.WaitDeploymentAvailable(ctx, namespace, release)
 }
 
-// bundle is the chart (from the registry, with Options.Registry) and
-// InstallBundle's values, with overrides merged in a map deep.
-func (e *Env) bundle(overrides map[string]any) (*chart.Chart, map[string]any, error) {
+// bundle is the chart of version, this one's when empty (from the
+// registry, with Options.Registry), and InstallBundle's values, with
+// overrides merged in a map deep.
+func (e *Env) bundle(version string, overrides map[string]any) (*chart.Chart, map[string]any, error) {
 	var c *chart.Chart
 	var err error
-	if e.Registry != nil {
-		c, err = e.pullChart(e.Registry.BundleTag)
-	} else {
+	switch {
+	case e.Registry == nil:
 		c, err = chartrender.Load(chartrender.ChartDir(bundleChartName))
+	case version == "":
+		c, err = e.pullChart(e.Registry.BundleTag)
+	default:
+		c, err = e.pullChart(version)
 	}
 	if err != nil {
 		return nil, nil, err

@@ -20,7 +20,6 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"helm.sh/helm/v3/pkg/chartutil"
 	helmregistry "helm.sh/helm/v3/pkg/registry"
 
 	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
@@ -86,21 +85,19 @@ func PreviousReleaseDir() string { return filepath.Join(RepoRoot(), "bin", "prev
 // PreviousReleaseBuilt tells whether dir holds the previous release's image
 // and chart, and if not, how to build them.
 func PreviousReleaseBuilt(dir string) error {
-	label, err := os.ReadFile(filepath.Join(dir, "VERSION_LABEL"))
-	if err != nil {
-		return fmt.Errorf("%w: the previous release (run `make previous`): %v", ErrImageMissing, err)
-	}
-	version := strings.TrimSpace(string(label))
-	if _, err := layoutIndex(filepath.Join(dir, "image"), version); err != nil {
-		return err
-	}
-	_, err = os.Stat(previousChart(dir, version))
+	_, _, err := previousRelease(dir)
 	return err
 }
 
-// previousChart is the previous release's chart archive in dir.
-func previousChart(dir, version string) string {
-	return filepath.Join(dir, bundleChartName+"-"+version+".tgz")
+// previousRelease reads what `make previous` wrote to dir: the previous
+// release, and its image index, tagged with its version label.
+func previousRelease(dir string) (chartrender.PreviousRelease, v1.ImageIndex, error) {
+	previous, err := chartrender.ReadPreviousRelease(dir, bundleChartName)
+	if err != nil {
+		return previous, nil, fmt.Errorf("%w: %v", ErrImageMissing, err)
+	}
+	idx, err := layoutIndex(previous.ImageLayout, previous.Version)
+	return previous, idx, err
 }
 
 // BundleVersion is the VERSION file: the image's tag and the chart's appVersion.
@@ -236,26 +233,21 @@ func (r *Registry) pushChart(archive []byte, version string) error {
 // pushPreviousRelease pushes what `make previous` wrote to dir: the
 // previous release's image (tagged with its version label) and chart.
 func (r *Registry) pushPreviousRelease(dir string) error {
-	label, err := os.ReadFile(filepath.Join(dir, "VERSION_LABEL"))
-	if err != nil {
-		return fmt.Errorf("%w: the previous release (run `make previous`): %v", ErrImageMissing, err)
-	}
-	version := strings.TrimSpace(string(label))
-	idx, err := layoutIndex(filepath.Join(dir, "image"), version)
+	previous, idx, err := previousRelease(dir)
 	if err != nil {
 		return err
 	}
-	if _, err := r.pushImage(filepath.Join(dir, "image"), idx, version); err != nil {
+	if _, err := r.pushImage(previous.ImageLayout, idx, previous.Version); err != nil {
 		return err
 	}
-	chart, err := os.ReadFile(previousChart(dir, version))
+	chart, err := os.ReadFile(previous.Chart)
 	if err != nil {
-		return fmt.Errorf("the previous release's chart (run `make previous`): %w", err)
-	}
-	if err := r.pushChart(chart, version); err != nil {
 		return err
 	}
-	r.PreviousVersion = version
+	if err := r.pushChart(chart, previous.Version); err != nil {
+		return err
+	}
+	r.PreviousVersion = previous.Version
 	return nil
 }
 
@@ -266,12 +258,9 @@ func packageChart(chartDir, dir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	path, err := chartutil.Save(c, dir)
+	path, err := chartrender.Package(c, dir)
 	if err != nil {
-		return nil, fmt.Errorf("packaging %s: %w", chartDir, err)
+		return nil, err
 	}
 	return os.ReadFile(path)
 }

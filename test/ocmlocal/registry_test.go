@@ -14,7 +14,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"helm.sh/helm/v3/pkg/chartutil"
 
 	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
 )
@@ -117,7 +116,7 @@ func writePreviousRelease(t *testing.T, dir, version string) v1.ImageIndex {
 		t.Fatal(err)
 	}
 	c.Metadata.Version, c.Metadata.AppVersion = version, version
-	if _, err := chartutil.Save(c, dir); err != nil {
+	if _, err := chartrender.Package(c, dir); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "VERSION_LABEL"), []byte(version+"\n"), 0o644); err != nil {
