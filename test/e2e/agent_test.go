@@ -144,6 +144,7 @@ func TestAgentAddonEnabledAsClusteradmDoes(t *testing.T) {
 	g.SetDefaultEventuallyPollingInterval(interval)
 	g.Expect(env.UpgradeBundle(ctx, releaseName, releaseNamespace, map[string]any{"agent": map[string]any{"installStrategy": "Manual"}})).To(Succeed())
 	t.Cleanup(func() {
+		g.Expect(env.ForgetIssuedAddonCSRs(ctx, agentapi.AddonName)).To(Succeed())
 		g.Expect(env.UpgradeBundle(ctx, releaseName, releaseNamespace, nil)).To(Succeed())
 		g.Expect(env.WaitAddonAvailable(ctx, agentapi.AddonName)).To(Succeed())
 		for _, c := range []string{"cluster1", "cluster2"} {
@@ -168,6 +169,7 @@ func TestAgentAddonEnabledAsClusteradmDoes(t *testing.T) {
 		}).Should(BeTrue(), "the ManagedClusterAddOn on %s deleted", c)
 	}
 
+	g.Expect(env.ForgetIssuedAddonCSRs(ctx, agentapi.AddonName)).To(Succeed())
 	g.Expect(env.EnableAddonOn(ctx, agentapi.AddonName, "open-cluster-management-agent-addon", "cluster1")).To(Succeed())
 	g.Eventually(func() string { return controlPlaneHealthyReason(ctx, g, "cluster1") }).
 		Should(Equal(agentapi.ReasonAgentChecksPartiallyObserved), "the agent's report on cluster1")

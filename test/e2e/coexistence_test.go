@@ -26,6 +26,7 @@ import (
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
@@ -132,6 +133,7 @@ func TestUpstreamWritersAndTheBundleHandOverInPlace(t *testing.T) {
 	reachesAll("after the bundle's uninstall", namespaces...)
 
 	installed := time.Now()
+	g.Expect(env.ForgetIssuedAddonCSRs(ctx, agentapi.AddonName)).To(Succeed())
 	g.Expect(env.InstallBundle(ctx, releaseName, releaseNamespace)).To(Succeed())
 	time.Sleep(20 * time.Second) // the manager's first reconciles
 	g.Expect(fleet.bundleWritesSince(installed)).To(BeEmpty(), "the bundle writes when installed beside upstream's writers")

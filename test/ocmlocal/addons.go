@@ -180,10 +180,9 @@ func (e *Env) SetAddonManagerFeatureGates(ctx context.Context, deployment string
 	if err := hub.Update(ctx, d); err != nil {
 		return fmt.Errorf("updating Deployment %s: %w", deployment, err)
 	}
-	hash := templateHash(d)
 	err = poll(ctx, 2*time.Minute, nil, func(context.Context) (bool, error) {
 		p := e.kubeletOf(e.Hub).running(addonHubNamespace, deployment)
-		return p != nil && p.hash == hash, nil
+		return p != nil && p.runs(d), nil
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for the hub kubelet to run %s with %v: %w", deployment, gates, err)

@@ -170,7 +170,7 @@ func (e *Env) hubDeploymentsRun(ctx context.Context, c client.Client) (bool, err
 	k := e.kubeletOf(e.Hub)
 	for i := range list.Items {
 		d := &list.Items[i]
-		if p := k.running(d.Namespace, d.Name); p == nil || p.hash != templateHash(d) {
+		if p := k.running(d.Namespace, d.Name); p == nil || !p.runs(d) {
 			return false, fmt.Errorf("deployment %s/%s not running at its current template", d.Namespace, d.Name)
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -88,9 +89,9 @@ func (e *Env) defaultImages() []ImageBinary {
 
 // kubelet plays the kubelet (and the Deployment controller's status) for
 // one control plane: every Deployment whose containers all map to local
-// binaries runs as one pod sandbox; a changed Deployment restarts it, a
-// deleted one (or one scaled to zero) stops it. Secret and ConfigMap volumes
-// are written into the pod's directory and kept in sync.
+// binaries runs as one pod sandbox; a changed or re-created Deployment
+// restarts it, a deleted one (or one scaled to zero) stops it. Secret and
+// ConfigMap volumes are written into the pod's directory and kept in sync.
 type kubelet struct {
 	env    *Env
 	cp     *ControlPlane
@@ -115,8 +116,12 @@ type kubelet struct {
 
 type pod struct {
 	key, hash, dir string
-	sandbox        *sandboxed
-	volumes        []volumeFiles
+	// deployment is the UID of the Deployment the pod belongs to: one
+	// deleted and created again between two syncs is another Deployment,
+	// whose pod is a new one (its ServiceAccount and Secrets may be new too).
+	deployment types.UID
+	sandbox    *sandboxed
+	volumes    []volumeFiles
 	// namespace and labels of the pod, and its named container ports: what
 	// a Service selects and targets (servicenet.go).
 	namespace string
@@ -268,8 +273,12 @@ func (k *kubelet) syncDeployment(ctx context.Context, d *appsv1.Deployment, key 
 	k.mu.Lock()
 	p := k.pods[key]
 	k.mu.Unlock()
-	if p != nil && p.hash != hash {
-		k.env.progressf("kubelet %s: restarting pod of Deployment %s (template changed)", k.cp.Name, key)
+	if p != nil && !p.runs(d) {
+		why := "template changed"
+		if p.deployment != d.UID {
+			why = "Deployment created again"
+		}
+		k.env.progressf("kubelet %s: restarting pod of Deployment %s (%s)", k.cp.Name, key, why)
 		k.mu.Lock()
 		k.stopPod(p)
 		delete(k.pods, key)
@@ -422,6 +431,12 @@ func entryPoint(c corev1.Container) string {
 	return ""
 }
 
+// runs tells whether the pod is the one the Deployment wants now: the same
+// Deployment, at the same template.
+func (p *pod) runs(d *appsv1.Deployment) bool {
+	return p.deployment == d.UID && p.hash == templateHash(d)
+}
+
 func templateHash(d *appsv1.Deployment) string {
 	raw, _ := json.Marshal(d.Spec.Template)
 	sum := sha256.Sum256(raw)
@@ -471,7 +486,7 @@ func (k *kubelet) reportScaledDown(ctx context.Context, d *appsv1.Deployment) {
 // ContainerCreating.
 func (k *kubelet) startPod(ctx context.Context, d *appsv1.Deployment, key, hash string) (*pod, error) {
 	spec := d.Spec.Template.Spec
-	p := &pod{key: key, hash: hash, dir: filepath.Join(k.env.WorkDir, "pods", k.cp.Name+"-"+d.Namespace+"-"+d.Name),
+	p := &pod{key: key, hash: hash, deployment: d.UID, dir: filepath.Join(k.env.WorkDir, "pods", k.cp.Name+"-"+d.Namespace+"-"+d.Name),
 		namespace: d.Namespace, labels: d.Spec.Template.Labels, ports: namedPorts(spec)}
 	_ = os.RemoveAll(p.dir)
 	volumeDirs, err := k.prepareVolumes(ctx, p, spec.Volumes)

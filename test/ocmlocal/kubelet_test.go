@@ -9,6 +9,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
 )
@@ -153,5 +155,38 @@ func TestResourceValue(t *testing.T) {
 	want := map[string]string{"limits.memory": "536870912", "requests.cpu": "1", "limits.cpu": ""}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("resource values (-want +got):\n%s", diff)
+	}
+}
+
+// TestPodRunsOnlyItsOwnDeployment: a pod keeps running only for the
+// Deployment it was started for, at that template. One deleted and created
+// again between two syncs (as OCM's work agent does when an addon is
+// disabled and enabled at once) has a new UID and gets a new pod, whose
+// ServiceAccount token and Secrets are the new ones.
+func TestPodRunsOnlyItsOwnDeployment(t *testing.T) {
+	deployment := func(uid types.UID, image string) *appsv1.Deployment {
+		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{UID: uid},
+			Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				Containers: []corev1.Container{{Name: "agent", Image: image}}}}}}
+	}
+	started := deployment("first", "agent:v1")
+	p := &pod{hash: templateHash(started), deployment: started.UID}
+	got := map[string]bool{}
+	for name, d := range map[string]*appsv1.Deployment{
+		"the same Deployment":                         deployment("first", "agent:v1"),
+		"the same Deployment, another template":       deployment("first", "agent:v2"),
+		"one created again with the same template":    deployment("second", "agent:v1"),
+		"one created again with another template too": deployment("second", "agent:v2"),
+	} {
+		got[name] = p.runs(d)
+	}
+	want := map[string]bool{
+		"the same Deployment":                         true,
+		"the same Deployment, another template":       false,
+		"one created again with the same template":    false,
+		"one created again with another template too": false,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the pod runs (-want +got):\n%s", diff)
 	}
 }

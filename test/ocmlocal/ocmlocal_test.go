@@ -133,7 +133,9 @@ func TestLocalOCM(t *testing.T) {
 }
 
 // kubeletFollowsDeployment: a new Deployment starts a process, a changed
-// template restarts it, scaling to zero stops it, deleting stops it.
+// template restarts it, scaling to zero stops it, deleting and creating it
+// again at once restarts it (another Deployment, as OCM's work agent makes
+// when an addon's ManifestWork is replaced), deleting stops it.
 func kubeletFollowsDeployment(ctx context.Context, t *testing.T, env *ocmlocal.Env) {
 	g := NewWithT(t)
 	g.SetDefaultEventuallyTimeout(30 * time.Second)
@@ -177,14 +179,28 @@ func kubeletFollowsDeployment(ctx context.Context, t *testing.T, env *ocmlocal.E
 
 	update(func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](1) })
 	g.Eventually(processesWithArg).WithArguments("86402").Should(Equal(1))
+
+	before := pidsWithArg("86402")
+	g.Expect(deployments.Delete(ctx, d.Name, metav1.DeleteOptions{})).To(Succeed())
+	again := d.DeepCopy()
+	again.Spec.Template.Spec.Containers[0].Command = []string{"/sleeper", "86402"}
+	_, err = deployments.Create(ctx, again, metav1.CreateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(pidsWithArg).WithArguments("86402").Should(And(HaveLen(1), Not(Equal(before))),
+		"the Deployment created again runs in a new process")
+
 	g.Expect(deployments.Delete(ctx, d.Name, metav1.DeleteOptions{})).To(Succeed())
 	g.Eventually(processesWithArg).WithArguments("86402").Should(Equal(0))
 }
 
 // processesWithArg counts the processes on this machine that have arg as
 // their last argument.
-func processesWithArg(arg string) int {
-	n := 0
+func processesWithArg(arg string) int { return len(pidsWithArg(arg)) }
+
+// pidsWithArg lists the processes on this machine that have arg as their
+// last argument.
+func pidsWithArg(arg string) []string {
+	var pids []string
 	paths, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range paths {
 		raw, err := os.ReadFile(p)
@@ -193,10 +209,10 @@ func processesWithArg(arg string) int {
 		}
 		args := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
 		if args[len(args)-1] == arg {
-			n++
+			pids = append(pids, filepath.Base(filepath.Dir(p)))
 		}
 	}
-	return n
+	return pids
 }
 
 // agentHookRuns proves the kubelet mapping for this bundle's own agent:
