@@ -295,12 +295,15 @@ func (k *kubelet) syncDeployment(ctx context.Context, d *appsv1.Deployment, key 
 		k.mu.Lock()
 		k.pods[key] = started
 		delete(k.waits, key)
+		delete(k.waits, key+"/volumes")
 		k.mu.Unlock()
 		k.env.progressf("kubelet %s: running Deployment %s (%s)", k.cp.Name, key, containerNames(d))
 		p = started
 	}
 	if err := k.writeVolumes(ctx, p.volumes); err != nil {
 		k.waitOnce(ctx, key+"/volumes", err.Error())
+	} else {
+		k.volumesWritten(key + "/volumes")
 	}
 	if !p.ready() {
 		return
@@ -353,6 +356,18 @@ func (k *kubelet) waitOnce(ctx context.Context, key, reason string) {
 	if k.waits[key] != reason {
 		k.waits[key] = reason
 		k.env.progressf("kubelet %s: %s waits: %s", k.cp.Name, key, reason)
+	}
+}
+
+// volumesWritten logs that a running pod's volumes are written again after
+// a wait, so that a Secret deleted and never written again shows in the log
+// as a wait that does not end, and the same wait coming back is logged again.
+func (k *kubelet) volumesWritten(key string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if _, ok := k.waits[key]; ok {
+		delete(k.waits, key)
+		k.env.progressf("kubelet %s: %s written again", k.cp.Name, key)
 	}
 }
 
