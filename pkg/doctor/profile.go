@@ -7,7 +7,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
 )
 
 // checkProfile: the profile says it is the bundle's (manager label and
@@ -55,6 +57,18 @@ func checkHealthy(p *cpv1alpha1.ClusterProfile) []string {
 			c.Type, c.Status, c.Reason, c.Message, p.Name)}
 	}
 	return nil
+}
+
+// agentNotes: a healthy profile whose health is the klusterlet's because
+// the bundle's agent on that cluster reports nothing. Consumers still
+// connect; the hub's admins should look at the agent.
+func agentNotes(p *cpv1alpha1.ClusterProfile) []string {
+	c := meta.FindStatusCondition(p.Status.Conditions, cpv1alpha1.ClusterConditionControlPlaneHealthy)
+	if c == nil || c.Reason != mirror.ReasonNoFreshAgentReport {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s is the klusterlet's view: %s on cluster %s reports nothing; the hub's admins can check its ManagedClusterAddOn in namespace %s (docs/operations.md, \"A cluster's agent reports nothing\").",
+		c.Type, agentapi.AddonName, p.Name, p.Name)}
 }
 
 func noProfilesFix(namespace string) string {

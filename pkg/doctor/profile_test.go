@@ -8,7 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
 )
 
 // TestCheckClusterNameLabel: the doctor expects the label exactly where the
@@ -30,6 +32,36 @@ func TestCheckClusterNameLabel(t *testing.T) {
 			p := &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Name: tc.name, Labels: tc.labels}}
 			if diff := cmp.Diff(tc.want, checkClusterNameLabel(p)); diff != "" {
 				t.Errorf("fixes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestAgentNotes: the doctor says when a profile's health is the
+// klusterlet's because the cluster's agent reports nothing, and only then.
+func TestAgentNotes(t *testing.T) {
+	withHealth := func(status metav1.ConditionStatus, reason string) *cpv1alpha1.ClusterProfile {
+		p := healthyProfile(nil)
+		p.Status.Conditions = []metav1.Condition{{Type: cpv1alpha1.ClusterConditionControlPlaneHealthy, Status: status, Reason: reason}}
+		return p
+	}
+	noCondition := healthyProfile(nil)
+	noCondition.Status.Conditions = nil
+	fallback := `ControlPlaneHealthy is the klusterlet's view: cluster-profile-agent on cluster cluster1 reports nothing; the hub's admins can check its ManagedClusterAddOn in namespace cluster1 (docs/operations.md, "A cluster's agent reports nothing").`
+	tests := map[string]struct {
+		profile *cpv1alpha1.ClusterProfile
+		want    []string
+	}{
+		"the agent's report":                   {profile: withHealth(metav1.ConditionTrue, agentapi.ReasonAgentChecksPassed)},
+		"the klusterlet's, no agent installed": {profile: withHealth(metav1.ConditionTrue, "ManagedClusterAvailable")},
+		"no condition":                         {profile: noCondition},
+		"the agent silent, cluster healthy":    {profile: withHealth(metav1.ConditionTrue, mirror.ReasonNoFreshAgentReport), want: []string{fallback}},
+		"the agent silent, cluster unhealthy":  {profile: withHealth(metav1.ConditionFalse, mirror.ReasonNoFreshAgentReport), want: []string{fallback}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, agentNotes(tc.profile)); diff != "" {
+				t.Errorf("notes (-want +got):\n%s", diff)
 			}
 		})
 	}

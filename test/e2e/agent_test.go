@@ -177,6 +177,18 @@ func TestAgentAddonEnabledAsClusteradmDoes(t *testing.T) {
 		Should(Equal(mirror.ReasonNoFreshAgentReport), "no agent report on cluster2")
 	err := hub.Get(ctx, key("cluster2", agentapi.AddonName), &addonv1beta1.ManagedClusterAddOn{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "OCM enabled the addon on cluster2 by itself: %v", err)
+
+	silent := map[string][]string{} // the doctor's notes on the agent, by cluster
+	for _, row := range runDoctor(t).Rows {
+		for _, note := range row.Notes {
+			if strings.Contains(note, "reports nothing") {
+				silent[row.Cluster] = append(silent[row.Cluster], note)
+			}
+		}
+	}
+	g.Expect(silent).To(Equal(map[string][]string{"cluster2": {
+		`ControlPlaneHealthy is the klusterlet's view: cluster-profile-agent on cluster cluster2 reports nothing; the hub's admins can check its ManagedClusterAddOn in namespace cluster2 (docs/operations.md, "A cluster's agent reports nothing").`,
+	}}), "the doctor's notes on the agent")
 }
 
 // controlPlaneHealthyReason is the reason of the ControlPlaneHealthy
