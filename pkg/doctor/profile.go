@@ -59,9 +59,10 @@ func checkHealthy(p *cpv1alpha1.ClusterProfile) []string {
 	return nil
 }
 
-// agentNotes: a healthy profile whose health is the klusterlet's because
-// the bundle's agent on that cluster reports nothing. Consumers still
-// connect; the hub's admins should look at the agent.
+// agentNotes: a profile whose ControlPlaneHealthy is the klusterlet's
+// because the bundle's agent on that cluster reports nothing. It is a note,
+// not a fix: consumers still connect; the hub's admins should look at the
+// agent.
 func agentNotes(p *cpv1alpha1.ClusterProfile) []string {
 	c := meta.FindStatusCondition(p.Status.Conditions, cpv1alpha1.ClusterConditionControlPlaneHealthy)
 	if c == nil || c.Reason != mirror.ReasonNoFreshAgentReport {
