@@ -269,7 +269,6 @@ func (k *kubelet) sync(ctx context.Context) error {
 }
 
 func (k *kubelet) syncDeployment(ctx context.Context, d *appsv1.Deployment, key string) {
-	hash := templateHash(d)
 	k.mu.Lock()
 	p := k.pods[key]
 	k.mu.Unlock()
@@ -287,7 +286,7 @@ func (k *kubelet) syncDeployment(ctx context.Context, d *appsv1.Deployment, key 
 		p = nil
 	}
 	if p == nil {
-		started, err := k.startPod(ctx, d, key, hash)
+		started, err := k.startPod(ctx, d, key)
 		if err != nil {
 			k.waitOnce(ctx, key, err.Error())
 			return
@@ -299,11 +298,8 @@ func (k *kubelet) syncDeployment(ctx context.Context, d *appsv1.Deployment, key 
 		k.mu.Unlock()
 		k.env.progressf("kubelet %s: running Deployment %s (%s)", k.cp.Name, key, containerNames(d))
 		p = started
-	}
-	if err := k.writeVolumes(ctx, p.volumes); err != nil {
-		k.waitOnce(ctx, key+"/volumes", err.Error())
 	} else {
-		k.volumesWritten(key + "/volumes")
+		k.refreshVolumes(ctx, key, p)
 	}
 	if !p.ready() {
 		return
@@ -359,10 +355,16 @@ func (k *kubelet) waitOnce(ctx context.Context, key, reason string) {
 	}
 }
 
-// volumesWritten logs that a running pod's volumes are written again after
-// a wait, so that a Secret deleted and never written again shows in the log
-// as a wait that does not end, and the same wait coming back is logged again.
-func (k *kubelet) volumesWritten(key string) {
+// refreshVolumes writes a running pod's Secret and ConfigMap volumes again
+// (startPod wrote them first). It logs a wait once, and its end, so that a
+// Secret deleted and never written again shows in the log as a wait that
+// does not end, and the same wait coming back is logged again.
+func (k *kubelet) refreshVolumes(ctx context.Context, key string, p *pod) {
+	key += "/volumes"
+	if err := k.writeVolumes(ctx, p.volumes); err != nil {
+		k.waitOnce(ctx, key, err.Error())
+		return
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if _, ok := k.waits[key]; ok {
@@ -499,9 +501,9 @@ func (k *kubelet) reportScaledDown(ctx context.Context, d *appsv1.Deployment) {
 // starts its sandbox. It fails (and is retried) while a Secret, ConfigMap
 // or service account the pod needs does not exist yet, as a pod would stay
 // ContainerCreating.
-func (k *kubelet) startPod(ctx context.Context, d *appsv1.Deployment, key, hash string) (*pod, error) {
+func (k *kubelet) startPod(ctx context.Context, d *appsv1.Deployment, key string) (*pod, error) {
 	spec := d.Spec.Template.Spec
-	p := &pod{key: key, hash: hash, deployment: d.UID, dir: filepath.Join(k.env.WorkDir, "pods", k.cp.Name+"-"+d.Namespace+"-"+d.Name),
+	p := &pod{key: key, hash: templateHash(d), deployment: d.UID, dir: filepath.Join(k.env.WorkDir, "pods", k.cp.Name+"-"+d.Namespace+"-"+d.Name),
 		namespace: d.Namespace, labels: d.Spec.Template.Labels, ports: namedPorts(spec)}
 	_ = os.RemoveAll(p.dir)
 	volumeDirs, err := k.prepareVolumes(ctx, p, spec.Volumes)
