@@ -5,9 +5,11 @@ import (
 	goflag "flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -15,6 +17,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/addon"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
@@ -85,6 +88,12 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 	fs.DurationVar(&m.AdmissionPoliciesCheckPeriod, "admission-policies-check-period", hubmanager.DefaultAdmissionPoliciesCheckPeriod,
 		"How often the admission policies are checked.")
 	addGatedCapabilityFlags(fs, m)
+	fs.StringSliceVar(&m.Coexistence.Namespaces, "upstream-namespaces", []string{coexistence.DefaultUpstreamNamespace},
+		"Namespaces that hub admins install upstream components into (cluster-proxy's and managed-serviceaccount's managers): only a "+
+			"manager Deployment there, whose ClusterManagementAddOn exists, makes a capability yield to that component's own ClusterProfile writer.")
+	fs.BoolVar(&m.Coexistence.ReportDecoys, "report-twin-decoys", true,
+		"Also watch Deployments named like those managers in every other namespace, to report them as ignored "+
+			"(TwinDecoyIgnored Events, clusterprofile_twin_decoys_ignored); they are ignored either way.")
 	m.Facts = damping.Default()
 	m.Facts.AddFlags(fs)
 	fs.Float32Var(&o.qps, "kube-api-qps", 50, "Queries per second allowed towards the hub API server.")
@@ -112,6 +121,14 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 func check(m *hubmanager.Options) error {
 	if m.ClusterManagerName == "" {
 		return fmt.Errorf("--cluster-manager-name must not be empty")
+	}
+	for _, ns := range m.Coexistence.Namespaces {
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return fmt.Errorf("--upstream-namespaces: %q is no namespace name: %s", ns, strings.Join(errs, "; "))
+		}
+	}
+	if len(m.Coexistence.Namespaces) == 0 {
+		return fmt.Errorf("--upstream-namespaces must name at least one namespace")
 	}
 	return m.Facts.Validate()
 }

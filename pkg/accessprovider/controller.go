@@ -8,9 +8,11 @@ package accessprovider
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -24,6 +26,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
 )
 
 // Reconciler keeps one source's entry on every ClusterProfile the hub
@@ -42,7 +45,9 @@ type Reconciler struct {
 	// unserved profile; nil: no mirror here.
 	deletions MirrorDeletions
 	unserved  *unservedSince
-	now       func() time.Time
+	// revocations paces revoking an entry another writer keeps putting back.
+	revocations *revocations
+	now         func() time.Time
 }
 
 // MirrorDeletions forecasts whether this process's own mirror is about to
@@ -62,6 +67,7 @@ func NewReconciler(c client.Client, source Source, managerName string, deletions
 		writer:      clusterprofile.NewWriter(source.Identity(), c),
 		deletions:   deletions,
 		unserved:    newUnservedSince(),
+		revocations: newRevocations(),
 		now:         time.Now,
 	}
 }
@@ -79,15 +85,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	return b.Complete(r)
 }
 
-// Reconcile writes the source's entry on one profile, or removes it;
-// nothing while the source's upstream twin writes the entry.
+// Reconcile writes the source's entry on one profile the hub publishes, or
+// revokes it from one it does not. While the source's upstream twin writes
+// the entry the source writes nothing new, but it revokes all the same:
+// yielding never keeps an entry where the hub does not publish it.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	if yielding, err := r.source.Twin().Yielding(ctx); err != nil || yielding {
-		return ctrl.Result{}, err
-	}
 	profile, err := r.writer.Get(ctx, r.client, req.NamespacedName)
 	if err != nil || profile == nil {
-		r.unserved.forget(req.NamespacedName)
+		r.forget(req.NamespacedName)
 		return ctrl.Result{}, err
 	}
 	served, err := r.members.ServesProfile(ctx, profile, r.managerName)
@@ -95,40 +100,92 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	// A profile the hub does not publish gets nothing, whatever it says.
-	var want Desired
-	if served {
-		r.unserved.forget(req.NamespacedName)
-		if want, err = r.source.Desired(ctx, profile); err != nil {
-			return ctrl.Result{}, err
-		}
+	if !served {
+		return r.revoke(ctx, profile)
+	}
+	r.forget(req.NamespacedName)
+	if yielding, err := r.source.Twin().Yielding(ctx); err != nil || yielding {
+		return ctrl.Result{}, err
+	}
+	want, err := r.source.Desired(ctx, profile)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	write, err := r.writer.Plan(ctx, profile, profilewrite.Desire{Status: want.status(profile)})
 	if err != nil || write == nil {
 		ctrl.LoggerFrom(ctx).V(4).Info("Access provider entry up to date", "entry", r.entryName())
 		return ctrl.Result{}, err
 	}
-	if !served {
-		wait, err := r.leaveToTheMirror(ctx, profile)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if wait > 0 {
-			ctrl.LoggerFrom(ctx).V(4).Info("Leaving the entry to go with the profile, which the mirror deletes",
-				"entry", r.entryName(), "withdrawIn", wait)
-			return ctrl.Result{RequeueAfter: wait}, nil
-		}
-	}
-	r.unserved.forget(req.NamespacedName)
 	ctrl.LoggerFrom(ctx).V(2).Info("Writing access provider entry",
 		"clusterProfile", klog.KObj(profile), "entry", r.entryName(), "present", want.Entry != nil)
 	_, err = r.writer.Execute(ctx, write)
 	return clusterprofile.ResultFor(ctx, err)
 }
 
+// revoke takes the source's entry off a profile the hub does not publish:
+// the writer's own share by withdrawing it, and an entry of the same name
+// that another writer owns (an upstream twin, whoever may write the status)
+// by removing it, on profiles of this cluster manager only. Another
+// manager's profiles are never touched; nor is one this process's mirror is
+// about to delete, for a while (leaveToTheMirror). An entry another writer
+// puts back is revoked again after a growing pause (revocations).
+func (r *Reconciler) revoke(ctx context.Context, profile *cpv1alpha1.ClusterProfile) (ctrl.Result, error) {
+	key := client.ObjectKeyFromObject(profile)
+	withdraw, err := r.writer.Plan(ctx, profile, profilewrite.Desire{Status: Desired{}.status(profile)})
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	foreign := profile.Spec.ClusterManager.Name == r.managerName && hasEntry(profile, r.entryName())
+	if withdraw == nil && !foreign {
+		// What was revoked is remembered until the profile is published
+		// again or gone: an entry put back later is a writer looping.
+		ctrl.LoggerFrom(ctx).V(4).Info("No access provider entry on an unpublished profile", "entry", r.entryName())
+		return ctrl.Result{}, nil
+	}
+	wait, err := r.leaveToTheMirror(ctx, profile)
+	if err == nil && wait == 0 {
+		wait = r.revocations.wait(key, r.now())
+	}
+	if err != nil || wait > 0 {
+		ctrl.LoggerFrom(ctx).V(4).Info("Not revoking the entry yet", "entry", r.entryName(), "revokeIn", wait)
+		return ctrl.Result{RequeueAfter: wait}, err
+	}
+	r.unserved.forget(key)
+	restored := r.revocations.revoked(key, r.now())
+	if withdraw != nil {
+		ctrl.LoggerFrom(ctx).V(2).Info("Withdrawing access provider entry from a profile the hub does not publish", "entry", r.entryName())
+		if profile, err = r.writer.Execute(ctx, withdraw); err != nil {
+			return clusterprofile.ResultFor(ctx, err)
+		}
+	}
+	if profile.Spec.ClusterManager.Name != r.managerName || !hasEntry(profile, r.entryName()) {
+		return ctrl.Result{}, nil
+	}
+	ctrl.LoggerFrom(ctx).Info("Removing an access provider entry another writer put on a profile the hub does not publish",
+		"entry", r.entryName(), "writers", profilewrite.EntryServerWriters(profile, r.entryName()), "putBackTimes", restored)
+	if _, err := r.writer.RemoveEntry(ctx, profile, r.entryName()); err != nil {
+		return clusterprofile.ResultFor(ctx, err)
+	}
+	metrics.UpstreamWriteRevoked(metrics.KindEntry)
+	return ctrl.Result{}, nil
+}
+
+func hasEntry(p *cpv1alpha1.ClusterProfile, name string) bool {
+	return slices.ContainsFunc(p.Status.AccessProviders, func(e cpv1alpha1.AccessProvider) bool { return e.Name == name })
+}
+
+// forget drops what the reconciler remembers of a profile that is served
+// again or gone.
+func (r *Reconciler) forget(key types.NamespacedName) {
+	r.unserved.forget(key)
+	r.revocations.forget(key)
+}
+
 // leaveToTheMirror is how much longer to leave the entry on an unserved
 // profile: while this process's mirror is about to delete it, up to
 // withdrawGrace, so the entry goes with the profile; otherwise (no mirror
-// here, OCM's mirror publishing, somebody else's profile) nothing.
+// here, OCM's mirror publishing, a profile being deleted, somebody else's
+// profile) nothing.
 func (r *Reconciler) leaveToTheMirror(ctx context.Context, profile *cpv1alpha1.ClusterProfile) (time.Duration, error) {
 	key := client.ObjectKeyFromObject(profile)
 	if r.deletions == nil {

@@ -6,15 +6,19 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
+	addonv1beta1 "open-cluster-management.io/api/addon/v1beta1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/internal/fakeclient"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
@@ -202,4 +206,66 @@ func reconcileProfile(t *testing.T, r *Reconciler, c client.Client, key types.Na
 		t.Fatal(err)
 	}
 	return result, got
+}
+
+// withTwin is the direct source with an upstream twin, for tests of what
+// yields.
+type withTwin struct {
+	*Direct
+	twin *coexistence.TwinWatch
+}
+
+func (s withTwin) Twin() *coexistence.TwinWatch { return s.twin }
+
+// TestRevocationNeverYields: while the source's twin, installed by a hub
+// admin, writes the entry, the source writes nothing on a published profile,
+// but an unpublished one loses the entry all the same, whoever wrote it.
+func TestRevocationNeverYields(t *testing.T) {
+	twin := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "addons", Name: "cluster-proxy-addon-manager"},
+		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "manager", Args: []string{"--feature-gates=ClusterProfile=true"}}}}}}}
+	addOn := &addonv1beta1.ClusterManagementAddOn{ObjectMeta: metav1.ObjectMeta{Name: "cluster-proxy"}}
+	theirs := directEntry()
+	theirs.Cluster.Server = "https://written-by-the-twin.example"
+	published := utiltesting.MakeClusterProfile("team", "c1", testManager).Obj()
+	unpublished := withEntries(utiltesting.MakeClusterProfile("unbound", "c1", testManager).Obj(), theirs)
+	c := fakeclient.New(append(servedWorld(), twin, addOn, published, unpublished)...)
+	source := withTwin{Direct: &Direct{Reader: c, Name: "direct"},
+		twin: coexistence.NewTwinWatchReading(coexistence.ClusterProxyWriter, coexistence.Trust{Namespaces: []string{"addons"}}, c, nil)}
+	r := NewReconciler(c, source, testManager, nil)
+
+	_, got := reconcileProfile(t, r, c, client.ObjectKeyFromObject(published))
+	if len(got.Status.AccessProviders) != 0 {
+		t.Errorf("a published profile got %v while the twin writes the entry; want nothing written", got.Status.AccessProviders)
+	}
+	_, got = reconcileProfile(t, r, c, client.ObjectKeyFromObject(unpublished))
+	if len(got.Status.AccessProviders) != 0 {
+		t.Errorf("an unpublished profile keeps %v while the twin writes; want it revoked", got.Status.AccessProviders)
+	}
+}
+
+// TestAnEntryPutBackIsRevokedAfterAGrowingPause: the first revocation is
+// immediate; each time the entry comes back, the next waits twice as long,
+// up to revokeAgainMax; a profile published again starts afresh.
+func TestAnEntryPutBackIsRevokedAfterAGrowingPause(t *testing.T) {
+	r := newRevocations()
+	key := types.NamespacedName{Namespace: "unbound", Name: "c1"}
+	now := time.Now()
+	var waits []time.Duration
+	for i := 0; i < 9; i++ {
+		waits = append(waits, r.wait(key, now))
+		r.revoked(key, now)
+	}
+	want := []time.Duration{0, 10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second, 160 * time.Second,
+		320 * time.Second, 600 * time.Second, 600 * time.Second}
+	if diff := cmp.Diff(want, waits); diff != "" {
+		t.Errorf("pauses (-want +got):\n%s", diff)
+	}
+	if got := r.wait(key, now.Add(time.Hour)); got != 0 {
+		t.Errorf("after the pause: wait %s, want 0", got)
+	}
+	r.forget(key)
+	if got := r.wait(key, now); got != 0 {
+		t.Errorf("after forget: wait %s, want 0", got)
+	}
 }

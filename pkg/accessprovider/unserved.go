@@ -45,3 +45,62 @@ func (u *unservedSince) forget(key types.NamespacedName) {
 	defer u.mu.Unlock()
 	delete(u.since, key)
 }
+
+// Pauses between revocations of an entry another writer puts back:
+// cluster-proxy's own writer puts its entry on every profile that carries
+// the cluster manager's labels, on every change of the profile, so revoking
+// at once each time would be a loop of two writers. The first revocation is
+// immediate; each one after the entry came back waits twice as long as the
+// last, up to revokeAgainMax.
+const (
+	revokeAgainAfter = 10 * time.Second
+	revokeAgainMax   = 10 * time.Minute
+)
+
+// revocations remembers, per profile, how often the entry was revoked
+// since the profile stopped being published, and when last.
+type revocations struct {
+	mu   sync.Mutex
+	last map[types.NamespacedName]revocation
+}
+
+type revocation struct {
+	times int
+	at    time.Time
+}
+
+func newRevocations() *revocations {
+	return &revocations{last: map[types.NamespacedName]revocation{}}
+}
+
+// wait is how long to wait before revoking the entry again; 0 means now.
+func (r *revocations) wait(key types.NamespacedName, now time.Time) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	last, ok := r.last[key]
+	if !ok {
+		return 0
+	}
+	pause := revokeAgainMax
+	if last.times <= 10 {
+		pause = min(revokeAgainAfter<<(last.times-1), revokeAgainMax)
+	}
+	return max(pause-now.Sub(last.at), 0)
+}
+
+// revoked records a revocation and returns how many came before it: each
+// is an entry put back since.
+func (r *revocations) revoked(key types.NamespacedName, now time.Time) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	before := r.last[key].times
+	r.last[key] = revocation{times: before + 1, at: now}
+	return before
+}
+
+// forget drops a profile that is published again or gone.
+func (r *revocations) forget(key types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.last, key)
+}

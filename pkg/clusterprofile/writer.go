@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -125,6 +127,31 @@ func (w *Writer) Withdraw(ctx context.Context, reader client.Reader, p *cpv1alph
 		return err
 	})
 	return written, err
+}
+
+// RemoveEntry removes the access provider entry name from p's status,
+// whoever wrote it last, and nothing else: an entry this project's rules do
+// not allow on p that another writer (an upstream twin, whoever may write
+// the status) owns, which a withdrawal (Withdraw, an apply) cannot take
+// away. It is a JSON patch that tests p's resourceVersion and the entry's
+// place first, so it removes exactly what was read; a conflict fails it.
+// It returns the profile as stored, or p when it holds no such entry.
+func (w *Writer) RemoveEntry(ctx context.Context, p *cpv1alpha1.ClusterProfile, name string) (*cpv1alpha1.ClusterProfile, error) {
+	i := slices.IndexFunc(p.Status.AccessProviders, func(e cpv1alpha1.AccessProvider) bool { return e.Name == name })
+	if i < 0 {
+		return p, nil
+	}
+	patch, err := json.Marshal([]map[string]any{
+		{"op": "test", "path": "/metadata/resourceVersion", "value": p.ResourceVersion},
+		{"op": "test", "path": fmt.Sprintf("/status/accessProviders/%d/name", i), "value": name},
+		{"op": "remove", "path": fmt.Sprintf("/status/accessProviders/%d", i)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	patched := p.DeepCopy()
+	err = w.client.Status().Patch(ctx, patched, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(w.identity.FieldManager))
+	return w.wrote(patched, metrics.OpStatus, err, fmt.Sprintf("removing entry %q from ClusterProfile %s/%s", name, p.Namespace, p.Name))
 }
 
 func (w *Writer) applyMeta(ctx context.Context, m profilewrite.MetaApply, op string) (*cpv1alpha1.ClusterProfile, error) {

@@ -83,9 +83,12 @@ type Published interface {
 	Watch(b *builder.Builder, profiles membership.ProfileMapper) *builder.Builder
 }
 
-// Reconcile brings one namespace's copies for one cluster in line; while
-// managed-serviceaccount's own syncer writes them, only this syncer's
-// marks on them (reconcileMarks).
+// Reconcile brings one namespace's copies for one cluster in line. While
+// managed-serviceaccount's own syncer writes the copies, it creates and
+// changes none of them, only its own marks on that syncer's copies
+// (reconcileMarks). Either way it deletes every copy of the cluster's tokens
+// that this bundle's rules do not allow in the namespace, whoever wrote it:
+// revocation never yields.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	namespace, cluster := req.Namespace, req.Name
 	profile, served, err := r.profile(ctx, namespace, cluster)
@@ -98,34 +101,33 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	var sources []Source
 	rules := Rules{Unscoped: r.unscoped}
-	if profile != nil && (served || yielding) {
+	if !served {
+		profile = nil
+	}
+	if profile != nil {
 		if sources, err = r.sources(ctx, cluster); err != nil {
 			return ctrl.Result{}, err
 		}
 		if rules.Servers, err = r.publishedServers(ctx, profile); err != nil {
 			return ctrl.Result{}, err
 		}
-		if served {
-			r.reportInvalidNames(ctx, cluster, sources)
-			r.reportScopes(ctx, cluster, sources)
-		}
-	}
-	if yielding {
-		return clusterprofile.ResultFor(ctx, r.reconcileMarks(ctx, profile, served, namespace, cluster, sources, rules))
-	}
-	if !served {
-		profile = nil
+		r.reportInvalidNames(ctx, cluster, sources)
+		r.reportScopes(ctx, cluster, sources)
 	}
 	desired := DesiredCopies(profile, cluster, sources, rules)
 	existing, err := r.existingCopies(ctx, namespace, cluster, desired)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	steps := planCopies(cluster, desired, existing)
+	steps := planCopies(cluster, desired, existing, yielding)
 	if len(steps) == 0 {
 		ctrl.LoggerFrom(ctx).V(4).Info("Synced Secrets up to date")
 	}
-	return clusterprofile.ResultFor(ctx, r.execute(ctx, namespace, cluster, sources, steps))
+	err = r.execute(ctx, namespace, cluster, sources, steps)
+	if yielding {
+		err = errors.Join(err, r.reconcileMarks(ctx, profile, desired, existing))
+	}
+	return clusterprofile.ResultFor(ctx, err)
 }
 
 // profile returns the profile named after cluster in namespace (nil when
@@ -184,7 +186,8 @@ func (r *Reconciler) publishedServers(ctx context.Context, profile *cpv1alpha1.C
 	return servers, nil
 }
 
-// existingCopies returns the copies of cluster's tokens in namespace and
+// existingCopies returns the copies of cluster's tokens in namespace
+// (this syncer's, and managed-serviceaccount's own syncer's: IndexCopy) and
 // whatever copy holds a name one of desired needs (another pair's, whose
 // names join into the same Secret name), read from the copies cache.
 func (r *Reconciler) existingCopies(ctx context.Context, namespace, cluster string, desired []*corev1.Secret) ([]*corev1.Secret, error) {
@@ -241,8 +244,11 @@ func (r *Reconciler) execute(ctx context.Context, namespace, cluster string, sou
 				err = r.releaseMarks(ctx, s.apply)
 			}
 		case s.remove != nil:
-			log.V(2).Info("Deleting synced token Secret that is no longer wanted")
-			err = r.remove(ctx, s.remove)
+			upstream := writtenByAnother(s.remove)
+			log.V(2).Info("Deleting synced token Secret that is no longer wanted", "writtenByAnotherSyncer", upstream)
+			if err = r.remove(ctx, s.remove); err == nil && upstream {
+				r.reportRevokedUpstreamCopy(ctx, s.remove)
+			}
 		}
 		if err != nil {
 			errs = append(errs, err)

@@ -14,6 +14,7 @@ import (
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
+	addonv1beta1 "open-cluster-management.io/api/addon/v1beta1"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -228,9 +229,9 @@ func upstreamSyncer() *appsv1.Deployment {
 }
 
 // TestReconcileWhileYielding: while managed-serviceaccount's own syncer is
-// on, the syncer creates, changes and deletes nothing but its own marks on
-// that syncer's copies: vouching where this bundle's rules put a copy,
-// withdrawing them elsewhere.
+// on, the syncer creates and changes no copy, and marks that syncer's copies
+// where this bundle's rules put a copy; but every copy the rules do not
+// allow goes, whoever wrote it: revocation never yields.
 func TestReconcileWhileYielding(t *testing.T) {
 	marked := func(s *corev1.Secret, rules Rules, source Source) *corev1.Secret {
 		s.Annotations = DesiredCopies(profile(s.Namespace, "c1"), "c1", []Source{source}, rules)[0].Annotations
@@ -239,6 +240,11 @@ func TestReconcileWhileYielding(t *testing.T) {
 	}
 	namedTeam := tokenSource("c1", "multikueue", "t1")
 	namedTeam.MSA.Annotations = map[string]string{cpcreds.AnnotationConsumerNamespaces: "team"}
+	ofAnotherProfile := func() *corev1.Secret {
+		s := upstreamCopy("team")
+		s.OwnerReferences[0].UID = "uid-of-something-else"
+		return s
+	}
 	cases := map[string]struct {
 		namespace  string
 		objects    []client.Object
@@ -246,36 +252,36 @@ func TestReconcileWhileYielding(t *testing.T) {
 		wantEvents []string
 	}{
 		"no copy is made": {
-			objects: hub(profile("team", "c1"), upstreamSyncer()),
+			objects: hub(profile("team", "c1"), upstreamSyncer(), msaAddOn()),
 			want:    map[string]*corev1.Secret{}, wantEvents: []string{unscopedEvent},
 		},
 		"the upstream syncer's copy gets the marks and nothing else": {
-			objects:    hub(profile("team", "c1"), upstreamSyncer(), upstreamCopy("team")),
+			objects:    hub(profile("team", "c1"), upstreamSyncer(), msaAddOn(), upstreamCopy("team")),
 			want:       map[string]*corev1.Secret{"c1-multikueue": marked(upstreamCopy("team"), Rules{}, tokenSource("c1", "multikueue", "t1"))},
 			wantEvents: []string{unscopedEvent},
 		},
-		"a copy in a namespace the ManagedServiceAccount does not name loses the marks": {
+		"a copy in a namespace the ManagedServiceAccount does not name goes": {
 			// Marked while the ManagedServiceAccount named team.
-			objects: scoped("argocd", profile("team", "c1"), upstreamSyncer(),
+			objects: scoped("argocd", profile("team", "c1"), upstreamSyncer(), msaAddOn(),
 				marked(upstreamCopy("team"), Rules{}, namedTeam)),
-			want: map[string]*corev1.Secret{"c1-multikueue": upstreamCopy("team")},
+			want: map[string]*corev1.Secret{},
 		},
-		"a copy next to a profile the hub does not publish gets no marks": {
+		"this syncer's own copy in a namespace the ManagedServiceAccount does not name goes": {
+			objects: scoped("argocd", profile("team", "c1"), upstreamSyncer(), msaAddOn(), syncedCopy("team")),
+			want:    map[string]*corev1.Secret{},
+		},
+		"a copy next to a profile the hub does not publish goes": {
 			namespace: "unbound",
-			objects:   hub(profile("unbound", "c1"), upstreamSyncer(), upstreamCopy("unbound")),
-			want:      map[string]*corev1.Secret{"c1-multikueue": upstreamCopy("unbound")},
+			objects:   hub(profile("unbound", "c1"), upstreamSyncer(), msaAddOn(), upstreamCopy("unbound")),
+			want:      map[string]*corev1.Secret{},
 		},
-		"a Secret of another profile is not vouched for": {
-			objects: hub(profile("team", "c1"), upstreamSyncer(), func() *corev1.Secret {
-				s := upstreamCopy("team")
-				s.OwnerReferences[0].UID = "uid-of-something-else"
-				return s
-			}()),
-			want: map[string]*corev1.Secret{"c1-multikueue": func() *corev1.Secret {
-				s := upstreamCopy("team")
-				s.OwnerReferences[0].UID = "uid-of-something-else"
-				return s
-			}()},
+		"a copy whose ManagedServiceAccount no longer asks for sync goes": {
+			objects: unlabelled(hub(profile("team", "c1"), upstreamSyncer(), msaAddOn(), upstreamCopy("team"))),
+			want:    map[string]*corev1.Secret{},
+		},
+		"a Secret of another profile at the copy's name is not vouched for": {
+			objects:    hub(profile("team", "c1"), upstreamSyncer(), msaAddOn(), ofAnotherProfile()),
+			want:       map[string]*corev1.Secret{"c1-multikueue": ofAnotherProfile()},
 			wantEvents: []string{unscopedEvent},
 		},
 	}
@@ -284,7 +290,10 @@ func TestReconcileWhileYielding(t *testing.T) {
 			c := fakeclient.Builder(tc.objects...).WithIndex(&corev1.Secret{}, IndexCopyOf, IndexCopy).Build()
 			recorder := events.NewFakeRecorder(10)
 			r := newTestReconciler(c, recorder)
-			r.upstream = coexistence.NewTwinWatchReading(coexistence.ManagedServiceAccountSyncer, c)
+			r.upstream = coexistence.NewTwinWatchReading(coexistence.ManagedServiceAccountSyncer, coexistence.Trust{Namespaces: []string{"addons"}}, c, nil)
+			if yielding, err := r.upstream.Yielding(context.Background()); err != nil || !yielding {
+				t.Fatalf("the syncer must yield to the upstream one: %v, %v", yielding, err)
+			}
 			namespace := tc.namespace
 			if namespace == "" {
 				namespace = "team"
@@ -313,6 +322,42 @@ func TestReconcileWhileYielding(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestADecoyDoesNotStopRevocation: a Deployment named like
+// managed-serviceaccount's manager, with its gate on, in a tenant's own
+// namespace, changes nothing: the syncer does not yield, and a copy the
+// rules no longer allow goes.
+func TestADecoyDoesNotStopRevocation(t *testing.T) {
+	decoy := upstreamSyncer()
+	decoy.Namespace = "team"
+	c := fakeclient.Builder(scoped("argocd", profile("team", "c1"), msaAddOn(), decoy, syncedCopy("team"))...).
+		WithIndex(&corev1.Secret{}, IndexCopyOf, IndexCopy).Build()
+	r := newTestReconciler(c, events.NewFakeRecorder(10))
+	r.upstream = coexistence.NewTwinWatchReading(coexistence.ManagedServiceAccountSyncer, coexistence.Trust{}, c, nil)
+	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "c1"}}); err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+	if diff := cmp.Diff(map[string]*corev1.Secret{}, secretsIn(t, c, "team")); diff != "" {
+		t.Errorf("Secrets in team (-want +got):\n%s", diff)
+	}
+}
+
+// msaAddOn is the ClusterManagementAddOn managed-serviceaccount's install
+// creates: with it, its manager Deployment in an upstream namespace is the
+// twin.
+func msaAddOn() *addonv1beta1.ClusterManagementAddOn {
+	return &addonv1beta1.ClusterManagementAddOn{ObjectMeta: metav1.ObjectMeta{Name: "managed-serviceaccount"}}
+}
+
+// unlabelled takes the sync label off the ManagedServiceAccounts among objects.
+func unlabelled(objects []client.Object) []client.Object {
+	for _, obj := range objects {
+		if msa, ok := obj.(*authv1beta1.ManagedServiceAccount); ok {
+			msa.Labels = nil
+		}
+	}
+	return objects
 }
 
 // ownerUIDs keeps what the syncer reads of owner references.

@@ -13,7 +13,9 @@ import (
 // key, and a set per copy would cost more than the copy itself.
 const IndexCopyOf = "copyOf"
 
-// IndexCopy is the IndexCopyOf function.
+// IndexCopy is the IndexCopyOf function: the cluster a copy's marks name,
+// or, for a copy without them (managed-serviceaccount's own syncer's), the
+// profiles that own it, each named after its cluster.
 func IndexCopy(obj client.Object) []string {
 	secret, ok := obj.(*corev1.Secret)
 	if !ok {
@@ -22,5 +24,5 @@ func IndexCopy(obj client.Object) []string {
 	if cluster, _, ok := cpcreds.CopySource(secret); ok {
 		return []string{cluster}
 	}
-	return nil
+	return ownerProfiles(secret)
 }

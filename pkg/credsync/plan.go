@@ -1,9 +1,11 @@
 package credsync
 
 import (
+	"slices"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 )
@@ -35,7 +37,11 @@ type collision struct {
 // planCopies compares the copies the namespace should hold for cluster with
 // the synced copies it holds (inNamespace: every synced copy there, any
 // cluster's) and returns the writes that close the gap, by Secret name.
-func planCopies(cluster string, desired []*corev1.Secret, inNamespace []*corev1.Secret) []copyStep {
+// While yielding to managed-serviceaccount's own syncer it creates and
+// changes nothing (that syncer writes the copies; see DesiredMarks), but it
+// removes all the same: every copy of the cluster's tokens that is not
+// wanted goes, this syncer's or that one's.
+func planCopies(cluster string, desired []*corev1.Secret, inNamespace []*corev1.Secret, yielding bool) []copyStep {
 	existing := make(map[string]*corev1.Secret, len(inNamespace))
 	for _, s := range inNamespace {
 		existing[s.Name] = s
@@ -44,6 +50,9 @@ func planCopies(cluster string, desired []*corev1.Secret, inNamespace []*corev1.
 	var steps []copyStep
 	for _, want := range desired {
 		wanted[want.Name] = true
+		if yielding {
+			continue
+		}
 		current, ok := existing[want.Name]
 		switch {
 		case !ok:
@@ -56,7 +65,7 @@ func planCopies(cluster string, desired []*corev1.Secret, inNamespace []*corev1.
 		}
 	}
 	for _, current := range inNamespace {
-		if c, _, ok := cpcreds.CopySource(current); ok && c == cluster && !wanted[current.Name] {
+		if !wanted[current.Name] && copyOf(current, cluster) {
 			steps = append(steps, copyStep{remove: current})
 		}
 	}
@@ -75,6 +84,39 @@ func (s copyStep) name() string {
 	default:
 		return s.collision.want.Name
 	}
+}
+
+// copyOf tells whether s holds a token of cluster: this syncer's copy (its
+// marks name the cluster), or managed-serviceaccount's own syncer's (the
+// synced-from label, owned by the cluster's profile, which is named after
+// it). Only this manager and that syncer may write Secrets with the label
+// (the chart's admission policies), so neither is a Secret a tenant made.
+func copyOf(s *corev1.Secret, cluster string) bool {
+	if c, _, ok := cpcreds.CopySource(s); ok {
+		return c == cluster
+	}
+	_, labelled := s.Labels[LabelSyncedFrom]
+	return labelled && slices.Contains(ownerProfiles(s), cluster)
+}
+
+// ownerProfiles are the names of the ClusterProfiles that own s.
+func ownerProfiles(s *corev1.Secret) []string {
+	var names []string
+	for _, ref := range s.OwnerReferences {
+		if ref.Kind == "ClusterProfile" && ref.APIVersion == cpv1alpha1.GroupVersion.String() {
+			names = append(names, ref.Name)
+		}
+	}
+	return names
+}
+
+// writtenByAnother tells whether s is a copy another syncer wrote:
+// managed-serviceaccount's own, with none of this syncer's marks, or marked
+// as its copy while this syncer yielded.
+func writtenByAnother(s *corev1.Secret) bool {
+	_, _, ours := cpcreds.CopySource(s)
+	_, upstream := s.Annotations[cpcreds.AnnotationUpstreamCopy]
+	return !ours || upstream
 }
 
 func sameSource(a, b *corev1.Secret) bool {

@@ -185,10 +185,20 @@ func TestPlanCopies(t *testing.T) {
 	foreign := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "c1-m"}}
 	// cluster "c1" + MSA "x-y" and cluster "c1-x" + MSA "y" share c1-x-y.
 	otherPair := want("c1-x", "y", "t2")
+	// managed-serviceaccount's own syncer's copies: the label, an owner
+	// reference to the profile, none of our marks.
+	upstream := func(cluster, msa string) *corev1.Secret {
+		s := want(cluster, msa, "t1")
+		s.Annotations = nil
+		return s
+	}
+	vouched := want("c1", "m", "t1")
+	vouched.Annotations[cpcreds.AnnotationUpstreamCopy] = "true"
 
 	cases := map[string]struct {
 		desired     []*corev1.Secret
 		inNamespace []*corev1.Secret
+		yielding    bool
 		want        map[string]string
 	}{
 		"missing copies are created":                {desired: []*corev1.Secret{want("c1", "m", "t1")}, want: map[string]string{"c1-m": "create"}},
@@ -205,11 +215,19 @@ func TestPlanCopies(t *testing.T) {
 			inNamespace: []*corev1.Secret{cached(want("c1", "m", "t1"))}, want: map[string]string{"c1-m": "apply"}},
 		"a name held by another pair is a collision": {desired: []*corev1.Secret{want("c1", "x-y", "t1")}, inNamespace: []*corev1.Secret{otherPair},
 			want: map[string]string{"c1-x-y": "collision"}},
+		"another syncer's unwanted copy of the cluster goes": {inNamespace: []*corev1.Secret{upstream("c1", "m"), upstream("c1", "other")},
+			want: map[string]string{"c1-m": "remove", "c1-other": "remove"}},
+		"another syncer's copy of another cluster is left alone": {inNamespace: []*corev1.Secret{upstream("c2", "m")}, want: map[string]string{}},
+		"yielding, nothing is created or changed": {desired: []*corev1.Secret{want("c1", "m", "t9"), want("c1", "new", "t1")},
+			inNamespace: []*corev1.Secret{want("c1", "m", "t1")}, yielding: true, want: map[string]string{}},
+		"yielding, unwanted copies go all the same, whoever wrote them": {desired: []*corev1.Secret{want("c1", "kept", "t1")},
+			inNamespace: []*corev1.Secret{want("c1", "m", "t1"), upstream("c1", "other"), vouched, upstream("c1", "kept")}, yielding: true,
+			want: map[string]string{"c1-m": "remove", "c1-other": "remove"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := map[string]string{}
-			for _, s := range planCopies("c1", tc.desired, tc.inNamespace) {
+			for _, s := range planCopies("c1", tc.desired, tc.inNamespace, tc.yielding) {
 				switch {
 				case s.create != nil:
 					got[s.name()] = "create"

@@ -35,9 +35,11 @@ import (
 
 // Options configure the manager; cmd/clusterprofile-manager maps its flags here.
 type Options struct {
-	FeatureGates            featuregate.FeatureGate
-	ClusterManagerName      string
-	LeaderElect             bool
+	FeatureGates       featuregate.FeatureGate
+	ClusterManagerName string
+	LeaderElect        bool
+	// LeaderElectionNamespace holds the leader Lease and the mirror's
+	// cluster id records (default: the pod's namespace).
 	LeaderElectionNamespace string
 	// LeaderElection holds the Lease timings (zero: DefaultLeaderElection).
 	LeaderElection LeaderElection
@@ -61,6 +63,9 @@ type Options struct {
 	// Facts is the write budget of drifting facts: the mirror's properties
 	// made of claims, and the agent's claims (Agent.Facts is set from it).
 	Facts damping.Rule
+	// Coexistence says which upstream twins a hub admin installed: only
+	// those make a capability yield.
+	Coexistence coexistence.Trust
 	// MultiKueue configures the MultiKueue integration (gate
 	// ClusterProfileMultiKueue); its ManagerName is set from ClusterManagerName.
 	MultiKueue multikueue.Options
@@ -193,7 +198,7 @@ func Capabilities(opts Options) []capability.Capability {
 	access.MirrorDeletions = deletions
 	// The proxy source yields to cluster-proxy's own writer of its entry,
 	// and the syncer to managed-serviceaccount's own syncer.
-	access.ProxyTwin = coexistence.NewTwinWatch(coexistence.ClusterProxyWriter)
+	access.ProxyTwin = coexistence.NewTwinWatch(coexistence.ClusterProxyWriter, opts.Coexistence)
 	return []capability.Capability{
 		mirror.Capability(mirror.Options{
 			ManagerName:  opts.ClusterManagerName,
@@ -217,7 +222,7 @@ func credSyncerOptions(opts Options, access accessprovider.Options) credsync.Opt
 	proxy := opts.FeatureGates.Enabled(features.ClusterProfileAccessProvider)
 	direct := opts.FeatureGates.Enabled(features.ClusterProfileDirectAccess)
 	sync := credsync.Options{ManagerName: opts.ClusterManagerName, Workers: opts.MirrorWorkers, Unscoped: opts.UnscopedTokens,
-		Upstream: coexistence.NewTwinWatch(coexistence.ManagedServiceAccountSyncer)}
+		Upstream: coexistence.NewTwinWatch(coexistence.ManagedServiceAccountSyncer, opts.Coexistence)}
 	if proxy {
 		sync.PublishedRequires = accessprovider.ProxyRequires
 	}

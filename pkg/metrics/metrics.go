@@ -13,6 +13,12 @@ import (
 
 const subsystem = "clusterprofile"
 
+// Kinds of what upstream writers put where the bundle revokes it.
+const (
+	KindCopy  = "copy"
+	KindEntry = "entry"
+)
+
 // Write operations counted by ProfileWrites.
 const (
 	OpCreate   = "create"
@@ -97,6 +103,16 @@ var (
 		Help:      "1 while every admission policy and binding the chart rendered for this release exists as rendered, 0 while one is missing, altered or unreadable (checked every minute).",
 	}, nil)
 
+	twinDecoysIgnored = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Subsystem: subsystem,
+		Name:      "twin_decoys_ignored",
+		Help:      "Deployments named like an upstream twin's manager that would turn its ClusterProfile writer on but that no hub admin installed, ignored, by capability and reason (namespace: outside the upstream namespaces; addon: its ClusterManagementAddOn does not exist).",
+	}, []string{"capability", "reason"})
+	upstreamWritesRevoked = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Subsystem: subsystem,
+		Name:      "upstream_writes_revoked_total",
+		Help:      "Token copies and access entries that another writer (such as an upstream twin) put where this bundle's rules allow none, and that the manager removed, by kind (copy, entry); a steady rise means that writer keeps putting them back.",
+	}, []string{"kind"})
 	admissionPolicyProblems = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Subsystem: subsystem,
 		Name:      "admission_policy_problems",
@@ -111,7 +127,7 @@ func Register() {
 	registerOnce.Do(func() {
 		metrics.Registry.MustRegister(profileWrites, writeErrors, skippedClaims, factsHeld, nameClashes, mirrorPassive, atomicStatusLists,
 			syncedSecretWrites, syncedSecretCollisions, capabilityWaiting, admissionPoliciesIntact, admissionPolicyProblems,
-			yieldingToUpstream)
+			yieldingToUpstream, twinDecoysIgnored, upstreamWritesRevoked)
 	})
 }
 
@@ -172,6 +188,16 @@ func SetMirrorPassive(passive bool) { mirrorPassive.Set(boolToFloat(passive)) }
 func SetYieldingToUpstream(capability string, yielding bool) {
 	yieldingToUpstream.WithLabelValues(capability).Set(boolToFloat(yielding))
 }
+
+// SetTwinDecoysIgnored records how many Deployments named like a
+// capability's twin are ignored, for one reason.
+func SetTwinDecoysIgnored(capability, reason string, n int) {
+	twinDecoysIgnored.WithLabelValues(capability, reason).Set(float64(n))
+}
+
+// UpstreamWriteRevoked counts one copy or entry (kind) another writer put
+// where the bundle's rules allow none, removed.
+func UpstreamWriteRevoked(kind string) { upstreamWritesRevoked.WithLabelValues(kind).Inc() }
 
 // SetCapabilityWaiting records whether a capability waits for an API.
 func SetCapabilityWaiting(capability string, waiting bool) {

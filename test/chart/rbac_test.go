@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -469,6 +470,37 @@ var accesses = map[string]access{
 		},
 	},
 
+	// Upstream twins: their manager Deployments by name (everywhere, to
+	// report decoys), their ClusterManagementAddOns by name; nothing else.
+	"watch cluster-proxy's manager Deployment by name in every namespace": {
+		want: func(v variant) outcome { return allowedIf(v.accessProvider) },
+		do: func(ctx context.Context, r requester) error {
+			return watchOnce(ctx, r, &appsv1.DeploymentList{}, client.MatchingFields{"metadata.name": "cluster-proxy-addon-manager"})
+		},
+	},
+	"watch managed-serviceaccount's manager Deployment by name in every namespace": {
+		want: func(v variant) outcome { return allowedIf(v.credSyncer) },
+		do: func(ctx context.Context, r requester) error {
+			return watchOnce(ctx, r, &appsv1.DeploymentList{}, client.MatchingFields{"metadata.name": "managed-serviceaccount-addon-manager"})
+		},
+	},
+	"list Deployments of any name": {
+		want: func(variant) outcome { return deniedByRBAC },
+		do:   func(ctx context.Context, r requester) error { return r.c.List(ctx, &appsv1.DeploymentList{}) },
+	},
+	"watch cluster-proxy's ClusterManagementAddOn by name": {
+		want: func(v variant) outcome { return allowedIf(v.accessProvider || v.agent) },
+		do: func(ctx context.Context, r requester) error {
+			return watchOnce(ctx, r, &addonapiv1beta1.ClusterManagementAddOnList{}, client.MatchingFields{"metadata.name": "cluster-proxy"})
+		},
+	},
+	"watch managed-serviceaccount's ClusterManagementAddOn by name": {
+		want: func(v variant) outcome { return allowedIf(v.credSyncer || v.agent) },
+		do: func(ctx context.Context, r requester) error {
+			return watchOnce(ctx, r, &addonapiv1beta1.ClusterManagementAddOnList{}, client.MatchingFields{"metadata.name": "managed-serviceaccount"})
+		},
+	},
+
 	// Secrets.
 	"get a Secret by another name": {
 		want: func(v variant) outcome { return allowedIf(v.credSyncer) },
@@ -817,7 +849,9 @@ func installForManager(ctx context.Context, t *testing.T, rel chartrender.Releas
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, role); err != nil {
 				t.Fatal(err)
 			}
-			if !strings.HasSuffix(u.GetName(), "-metrics-reader") { // the scrapers' role, not the manager's
+			// The scrapers' role is not the manager's; a Role in another
+			// namespace (an upstream one) is not reviewed in the release's.
+			if !strings.HasSuffix(u.GetName(), "-metrics-reader") && (u.GetKind() == "ClusterRole" || u.GetNamespace() == rel.Namespace) {
 				rules = append(rules, role.Rules...)
 			}
 		case "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
@@ -954,4 +988,46 @@ func multiKueueCluster(name string) *unstructured.Unstructured {
 		"spec":     map[string]any{"clusterSource": map[string]any{"clusterProfileRef": map[string]any{"name": name}}},
 	}}
 	return u
+}
+
+// TestTwinReadsNarrowToTheUpstreamNamespaces: with coexistence.reportDecoys
+// off, the manager may read the upstream managers' Deployments only in the
+// upstream namespaces (a Role in each), and runs with that alone.
+func TestTwinReadsNarrowToTheUpstreamNamespaces(t *testing.T) {
+	ctx := framework.ContextFor(t)
+	const upstream = "chart-narrow-addons"
+	framework.CreateNamespace(ctx, t, env.Client, upstream)
+	rel := chartrender.Release{Name: "narrow", Namespace: "chart-narrow"}
+	values := gates{accessProvider: true, credSyncer: true}.values(false)
+	values["coexistence"] = map[string]any{"upstreamNamespaces": []any{upstream}, "reportDecoys": false}
+	m := startManager(ctx, t, rel, values)
+	r := requester{c: impersonate(t, serviceAccountUser(rel)), ns: rel.Namespace}
+	byName := func(namespace string, name string) func() error {
+		return func() error {
+			return watchOnce(ctx, r, &appsv1.DeploymentList{}, client.InNamespace(namespace), client.MatchingFields{"metadata.name": name})
+		}
+	}
+	attempts := map[string]func() error{
+		"watch cluster-proxy's manager in the upstream namespace":          byName(upstream, "cluster-proxy-addon-manager"),
+		"watch managed-serviceaccount's manager in the upstream namespace": byName(upstream, "managed-serviceaccount-addon-manager"),
+		"watch cluster-proxy's manager in every namespace":                 byName("", "cluster-proxy-addon-manager"),
+		"watch managed-serviceaccount's manager in another namespace":      byName(rel.Namespace, "managed-serviceaccount-addon-manager"),
+	}
+	want := map[string]outcome{
+		"watch cluster-proxy's manager in the upstream namespace":          allowed,
+		"watch managed-serviceaccount's manager in the upstream namespace": allowed,
+		"watch cluster-proxy's manager in every namespace":                 deniedByRBAC,
+		"watch managed-serviceaccount's manager in another namespace":      deniedByRBAC,
+	}
+	got := map[string]outcome{}
+	for name, try := range attempts {
+		got[name] = outcomeOf(try())
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("what the manager may read (-want +got):\n%s", diff)
+	}
+	m.stop(t)
+	if diff := cmp.Diff([]string{}, m.api.Forbidden()); diff != "" {
+		t.Errorf("requests refused to the manager (-want +got):\n%s\nmanager output:\n%s", diff, m.output.String())
+	}
 }

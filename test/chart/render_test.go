@@ -201,6 +201,7 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 				"mirrorWorkers":            4,
 				"facts":                    map[string]any{"minInterval": "0", "significantChange": 0.25, "refresh": "2h"},
 				"credentialSyncer":         map[string]any{"unscopedTokens": "nowhere"},
+				"coexistence":              map[string]any{"upstreamNamespaces": []any{"ocm-addons", "hub-addons"}, "reportDecoys": false},
 				"extraArgs":                []any{"--zap-log-level=2"},
 			},
 			want: []string{
@@ -209,6 +210,8 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 				"--feature-gates=ClusterProfile=true,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=true,ClusterProfileDirectAccess=false,ClusterProfileAgent=true,ClusterProfileMultiKueue=true",
 				"--cleanup-disabled-features=true",
 				"--cluster-manager-name=fleet-a",
+				"--upstream-namespaces=ocm-addons,hub-addons",
+				"--report-twin-decoys=false",
 				"--cluster-proxy-user-server-host=proxy.example.com",
 				"--cluster-proxy-user-server-port=443",
 				"--direct-access-provider-name=fleet-a-direct",

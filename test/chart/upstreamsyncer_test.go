@@ -31,8 +31,8 @@ func upstreamCopyOf(ns, cluster, msa string) *corev1.Secret {
 // syncer, a namespace admin and the manager, on the copies of a consumer
 // namespace while the manager's syncer yields: the upstream syncer writes
 // its copies but never the manager's marks; the manager changes only the
-// marks of the upstream syncer's copies, never their token, and deletes
-// none of them; the namespace admin does neither.
+// marks of the upstream syncer's copies, never their token, and may delete
+// them (revocation never yields); the namespace admin does neither.
 func TestCopiesWhileTheManagerYieldsToManagedServiceAccount(t *testing.T) {
 	ctx := framework.ContextFor(t)
 	rel := chartrender.Release{Name: "yield", Namespace: "chart-yield"}
@@ -101,7 +101,7 @@ func TestCopiesWhileTheManagerYieldsToManagedServiceAccount(t *testing.T) {
 			"create an unmarked copy": deniedByPolicy, "create a marked copy": allowed,
 			"rotate the token of an unmarked copy": deniedByPolicy, "rotate the token of a marked copy, keeping the marks": allowed,
 			"mark an unmarked copy": allowed, "mark an unmarked copy and change its token": deniedByPolicy,
-			"take the marks off a marked copy": allowed, "delete an unmarked copy": deniedByPolicy,
+			"take the marks off a marked copy": allowed, "delete an unmarked copy": allowed,
 		},
 	}
 	clients := map[string]client.Client{"the upstream syncer": upstream, "a namespace admin": mallory, "the manager": r.c}

@@ -80,6 +80,69 @@ profile's labels.
 {{- end -}}
 
 {{/*
+What recognising an upstream twin reads (pkg/coexistence), as ClusterRole
+rules: its ClusterManagementAddOn (admin-made, cluster-scoped) and, while
+coexistence.reportDecoys is on, its manager Deployment's name in every
+namespace (listed with a metadata.name field selector, which RBAC authorizes
+by resourceNames). With reportDecoys off the Deployment is read only in the
+upstream namespaces ("cpm.twinRoles"). Arguments: root, deployment, addon.
+*/}}
+{{- define "cpm.twinRules" -}}
+- apiGroups: ["addon.open-cluster-management.io"]
+  resources: ["clustermanagementaddons"]
+  resourceNames: [{{ .addon | quote }}]
+  verbs: ["get", "list", "watch"]
+{{- if .root.Values.coexistence.reportDecoys }}
+- apiGroups: ["apps"]
+  resources: ["deployments"]
+  resourceNames: [{{ .deployment | quote }}]
+  verbs: ["get", "list", "watch"]
+{{- end }}
+{{- end -}}
+
+{{/*
+With coexistence.reportDecoys off: a Role and RoleBinding in each upstream
+namespace to read the twin's manager Deployment there only. Arguments: root,
+deployment, suffix.
+*/}}
+{{- define "cpm.twinRoles" -}}
+{{- $root := .root -}}
+{{- if not $root.Values.coexistence.reportDecoys }}
+{{- range $root.Values.coexistence.upstreamNamespaces }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: {{ include "cpm.fullname" $root }}-{{ $.suffix }}
+  namespace: {{ . | quote }}
+  labels:
+    {{- include "cpm.labels" $root | nindent 4 }}
+rules:
+- apiGroups: ["apps"]
+  resources: ["deployments"]
+  resourceNames: [{{ $.deployment | quote }}]
+  verbs: ["get", "list", "watch"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: {{ include "cpm.fullname" $root }}-{{ $.suffix }}
+  namespace: {{ . | quote }}
+  labels:
+    {{- include "cpm.labels" $root | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: {{ include "cpm.fullname" $root }}-{{ $.suffix }}
+subjects:
+- kind: ServiceAccount
+  name: {{ include "cpm.fullname" $root }}
+  namespace: {{ $root.Release.Namespace | quote }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/*
 CEL: the Secret in the variable named by the argument ("object" or
 "oldObject") is a synced token copy as the credential syncer writes it.
 */}}

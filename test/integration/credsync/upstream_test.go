@@ -11,23 +11,25 @@ import (
 	"k8s.io/utils/ptr"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 )
 
 // TestTheSyncerYieldsToManagedServiceAccountsOwnAndTakesOverInPlace: while
-// managed-serviceaccount's manager runs its own syncer (its chart's
-// featureGates.clusterProfileCredSyncer), the bundle's syncer creates,
-// changes and deletes no copy; it marks that syncer's copy where this
-// bundle's rules put one (so cp-creds uses it), and takes the marks off
-// where they do not. Turned off, the bundle's syncer takes the same copy
-// over in place: same object, never deleted.
+// managed-serviceaccount's manager, installed by a hub admin (its
+// namespace, its ClusterManagementAddOn), runs its own syncer (its chart's
+// featureGates.clusterProfileCredSyncer), the bundle's syncer creates and
+// changes no copy; it marks that syncer's copy where this bundle's rules put
+// one (so cp-creds uses it), and deletes it where they do not: revocation
+// never yields. Turned off, the bundle's syncer takes the same copy over in
+// place: same object, never deleted.
 func TestTheSyncerYieldsToManagedServiceAccountsOwnAndTakesOverInPlace(t *testing.T) {
 	ctx := framework.ContextFor(t)
 	c := env.Client
-	framework.CreateNamespace(ctx, t, c, "msa-addons")
-	manager := framework.CreateUpstreamManager(ctx, t, c, "msa-addons", "managed-serviceaccount-addon-manager",
+	framework.InstallUpstreamAddOn(ctx, t, c, "managed-serviceaccount")
+	manager := framework.CreateUpstreamManager(ctx, t, c, coexistence.DefaultUpstreamNamespace, "managed-serviceaccount-addon-manager",
 		"manager", "--feature-gates=EphemeralIdentity=false,ClusterProfileCredSyncer=true")
 	framework.StartManager(t, env, framework.ManagerOptions{Gates: syncGates})
 	fleet(ctx, t, "up-set", []string{"up-c1"}, "up-kueue", "up-argocd")
@@ -42,7 +44,8 @@ func TestTheSyncerYieldsToManagedServiceAccountsOwnAndTakesOverInPlace(t *testin
 		return found
 	}, 2*time.Second, 100*time.Millisecond).Should(BeEmpty(), "the upstream syncer makes the copies")
 
-	// managed-serviceaccount's syncer copies the token everywhere.
+	// managed-serviceaccount's syncer copies the token everywhere: vouched
+	// for where the ManagedServiceAccount sends it, deleted elsewhere.
 	copies := map[string]*corev1.Secret{}
 	for _, ns := range []string{"up-kueue", "up-argocd"} {
 		copies[ns] = createUpstreamCopy(ctx, t, ns, "up-c1", "multikueue", "token-1")
@@ -55,14 +58,21 @@ func TestTheSyncerYieldsToManagedServiceAccountsOwnAndTakesOverInPlace(t *testin
 		cpcreds.AnnotationUpstreamCopy:                "true",
 	}
 	expectMarks(t, "up-kueue", "up-c1-multikueue", marks)
-	expectMarks(t, "up-argocd", "up-c1-multikueue", map[string]string{})
+	expectCopiesWithin(t, ctx, "up-c1-multikueue", 10*time.Second, "up-kueue")
 
-	// The ManagedServiceAccount's owner sends it elsewhere: the marks move.
+	// The ManagedServiceAccount's owner sends it elsewhere: the copy there
+	// goes; the upstream syncer's next copy where it is sent is vouched for.
 	scope(ctx, t, msa, "up-argocd")
-	expectMarks(t, "up-kueue", "up-c1-multikueue", map[string]string{})
+	expectCopiesWithin(t, ctx, "up-c1-multikueue", 10*time.Second)
+	createUpstreamCopy(ctx, t, "up-argocd", "up-c1", "multikueue", "token-1")
 	expectMarks(t, "up-argocd", "up-c1-multikueue", marks)
 	scope(ctx, t, msa, "up-kueue")
+	expectCopiesWithin(t, ctx, "up-c1-multikueue", 10*time.Second)
+	copies["up-kueue"] = createUpstreamCopy(ctx, t, "up-kueue", "up-c1", "multikueue", "token-1")
 	expectMarks(t, "up-kueue", "up-c1-multikueue", marks)
+	revoked, _, err := framework.MetricValue("clusterprofile_upstream_writes_revoked_total", map[string]string{"kind": "copy"})
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	NewWithT(t).Expect(revoked).To(BeNumerically(">=", 3), "each revoked upstream copy is counted")
 
 	// The upstream syncer is turned off: the copy is the bundle's, in place.
 	framework.SetManagerArgs(ctx, t, c, manager, "manager", "--feature-gates=EphemeralIdentity=false,ClusterProfileCredSyncer=false")
@@ -75,9 +85,10 @@ func TestTheSyncerYieldsToManagedServiceAccountsOwnAndTakesOverInPlace(t *testin
 	NewWithT(t).Expect(taken.UID).To(Equal(copies["up-kueue"].UID), "taken over in place, never deleted")
 	NewWithT(t).Expect(fieldManagers(taken)).NotTo(ContainElement(credsync.MarksFieldManager), "the marks are the syncer's own now")
 	NewWithT(t).Expect(fieldManagers(taken)).To(ContainElement(credsync.FieldManager))
-	// What the upstream syncer left in a namespace the MSA does not name is
-	// not a copy cp-creds uses, and the bundle's syncer does not touch it.
-	expectMarks(t, "up-argocd", "up-c1-multikueue", map[string]string{})
+	// What the upstream syncer leaves in a namespace the MSA does not name
+	// goes, now as before.
+	createUpstreamCopy(ctx, t, "up-argocd", "up-c1", "multikueue", "token-1")
+	expectCopiesWithin(t, ctx, "up-c1-multikueue", 10*time.Second, "up-kueue")
 }
 
 // createUpstreamCopy writes the copy managed-serviceaccount's own syncer

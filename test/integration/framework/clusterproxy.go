@@ -5,9 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
@@ -33,13 +31,7 @@ func InstallClusterProxy(ctx context.Context, t testing.TB, c client.Client, ca 
 // when missing), deleted when the test ends.
 func CreateClusterProxyConfiguration(ctx context.Context, t testing.TB, c client.Client) {
 	t.Helper()
-	err := c.Get(ctx, types.NamespacedName{Name: ClusterProxyNamespace}, &corev1.Namespace{})
-	switch {
-	case apierrors.IsNotFound(err):
-		CreateNamespace(ctx, t, c, ClusterProxyNamespace)
-	case err != nil:
-		t.Fatalf("reading namespace %s: %v", ClusterProxyNamespace, err)
-	}
+	EnsureNamespace(ctx, t, c, ClusterProxyNamespace)
 	config := utiltesting.MakeProxyConfiguration(ClusterProxyNamespace)
 	if err := c.Create(ctx, config); err != nil {
 		t.Fatalf("creating ManagedProxyConfiguration: %v", err)

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/hubmanager"
@@ -106,6 +107,9 @@ type ManagerOptions struct {
 	UnscopedTokens credsync.UnscopedTokens
 	// Facts is the write budget of drifting facts (off when zero).
 	Facts damping.Rule
+	// Coexistence says where upstream twins may be installed; zero: the
+	// chart's default (open-cluster-management-addon, decoys reported).
+	Coexistence *coexistence.Trust
 }
 
 // StartManager runs clusterprofile-manager, wired exactly as the binary, until
@@ -125,8 +129,13 @@ func StartManager(t testing.TB, env *Env, opts ManagerOptions) (stop func()) {
 	if opts.Counter != nil {
 		cfg = opts.Counter.Wrap(cfg)
 	}
+	trust := coexistence.Trust{Namespaces: []string{coexistence.DefaultUpstreamNamespace}, ReportDecoys: true}
+	if opts.Coexistence != nil {
+		trust = *opts.Coexistence
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	mgr, err := hubmanager.New(ctx, cfg, hubmanager.Options{
+		Coexistence:             trust,
 		FeatureGates:            gates,
 		ClusterManagerName:      opts.ClusterManagerName,
 		MetricsAddr:             "0",

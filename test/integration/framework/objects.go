@@ -25,6 +25,15 @@ func CreateNamespace(ctx context.Context, t testing.TB, c client.Client, name st
 	}
 }
 
+// EnsureNamespace creates a namespace unless it exists (one the tests
+// share, such as the upstream components' namespace).
+func EnsureNamespace(ctx context.Context, t testing.TB, c client.Client, name string) {
+	t.Helper()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+}
+
 // CreateCluster creates a ManagedCluster with its status, and deletes it
 // (dropping finalizers) when the test ends.
 func CreateCluster(ctx context.Context, t testing.TB, c client.Client, cluster *clusterv1.ManagedCluster) {
