@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -70,6 +71,25 @@ func agentNotes(p *cpv1alpha1.ClusterProfile) []string {
 	}
 	return []string{fmt.Sprintf("%s is the klusterlet's view: %s on cluster %s reports nothing; the hub's admins can check its ManagedClusterAddOn in namespace %s (docs/operations.md, \"A cluster's agent reports nothing\").",
 		c.Type, agentapi.AddonName, p.Name, p.Name)}
+}
+
+// idNotes: a profile the mirror published without a cluster id, because
+// the id its cluster asks for is held by another cluster (the mirror then
+// still names the set). A note, not a fix: consumers that address clusters
+// by profile name still connect. It names no holder: that cluster may not
+// be published in this namespace.
+func idNotes(p *cpv1alpha1.ClusterProfile) []string {
+	if hasProperty(p, mirror.PropertyClusterID) || !hasProperty(p, mirror.PropertyClusterSet) {
+		return nil
+	}
+	return []string{fmt.Sprintf("The profile carries no %s (the KEP-2149 cluster id): the id cluster %s asks for (its name, or its %s claim) "+
+		"is held by another cluster that published it first, and ids stay with their holder; consumers that key clusters by that id do not "+
+		"see this one until the holder releases it. The hub's admins find the holder in the %s Event on ManagedCluster %s "+
+		"(docs/security.md, \"Cluster ids\").", mirror.PropertyClusterID, p.Name, mirror.PropertyClaimID, mirror.ReasonClusterIDConflict, p.Name)}
+}
+
+func hasProperty(p *cpv1alpha1.ClusterProfile, name string) bool {
+	return slices.ContainsFunc(p.Status.Properties, func(prop cpv1alpha1.Property) bool { return prop.Name == name })
 }
 
 func noProfilesFix(namespace string) string {

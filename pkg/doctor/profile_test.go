@@ -66,3 +66,37 @@ func TestAgentNotes(t *testing.T) {
 		})
 	}
 }
+
+// TestIDNotes: the doctor says when the mirror published a profile without
+// a cluster id because another cluster holds it (the set is named, the id
+// is not), and only then.
+func TestIDNotes(t *testing.T) {
+	with := func(properties ...string) *cpv1alpha1.ClusterProfile {
+		p := healthyProfile(nil)
+		p.Status.Properties = nil
+		for _, name := range properties {
+			p.Status.Properties = append(p.Status.Properties, cpv1alpha1.Property{Name: name, Value: "v"})
+		}
+		return p
+	}
+	tests := map[string]struct {
+		profile *cpv1alpha1.ClusterProfile
+		want    []string
+	}{
+		"an id and a set":             {profile: with(mirror.PropertyClusterID, mirror.PropertyClusterSet)},
+		"neither (OCM's mirror, say)": {profile: with("region")},
+		"an id only (another writer)": {profile: with(mirror.PropertyClusterID)},
+		"a set without an id: held elsewhere": {profile: with(mirror.PropertyClusterSet), want: []string{
+			`The profile carries no cluster.clusterset.k8s.io (the KEP-2149 cluster id): the id cluster cluster1 asks for (its name, or its id.k8s.io claim) ` +
+				`is held by another cluster that published it first, and ids stay with their holder; consumers that key clusters by that id do not ` +
+				`see this one until the holder releases it. The hub's admins find the holder in the ClusterIDConflict Event on ManagedCluster cluster1 ` +
+				`(docs/security.md, "Cluster ids").`}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, idNotes(tc.profile)); diff != "" {
+				t.Errorf("notes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -116,7 +116,7 @@ func Diagnose(o Observed, s Settings) Row {
 		add(CheckPublished, checkPublished(o.Copy.Secret, entry))
 	}
 	add(CheckAccess, checkAccess(o.Access, s.Namespace))
-	row.Notes = append(writerNotes(o.Profile, entry, o.Copy.Secret), agentNotes(o.Profile)...)
+	row.Notes = slices.Concat(writerNotes(o.Profile, entry, o.Copy.Secret), agentNotes(o.Profile), idNotes(o.Profile))
 	if o.Connect != nil {
 		add(CheckConnect, checkConnection(*o.Connect))
 		row.ServerVersion, row.Latency = o.Connect.ServerVersion, o.Connect.Latency

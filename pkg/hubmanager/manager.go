@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	admissionregistrationv1 "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
@@ -206,6 +208,7 @@ func Capabilities(opts Options) []capability.Capability {
 			AgentReports: opts.FeatureGates.Enabled(features.ClusterProfileAgent),
 			Deletions:    deletions,
 			Facts:        opts.Facts,
+			Namespace:    ownNamespace(opts),
 		}),
 		accessprovider.ProxyCapability(access),
 		accessprovider.DirectCapability(access),
@@ -214,6 +217,22 @@ func Capabilities(opts Options) []capability.Capability {
 		multikueue.Capability(multikueue.Options{ManagerName: opts.ClusterManagerName,
 			Namespace: opts.MultiKueue.Namespace, ConfigName: opts.MultiKueue.ConfigName}),
 	}
+}
+
+// serviceAccountNamespaceFile names the pod's namespace in a cluster.
+const serviceAccountNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// ownNamespace is the manager's own namespace, where its leader Lease and
+// the mirror's id records live: the leader election namespace (the chart's
+// release namespace), else the pod's, else none (the mirror's default).
+func ownNamespace(opts Options) string {
+	if opts.LeaderElectionNamespace != "" {
+		return opts.LeaderElectionNamespace
+	}
+	if data, err := os.ReadFile(serviceAccountNamespaceFile); err == nil {
+		return strings.TrimSpace(string(data))
+	}
+	return ""
 }
 
 // credSyncerOptions has the syncer record, on every copy, the servers of

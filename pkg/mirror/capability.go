@@ -43,7 +43,14 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if opts.Guard == nil {
 		opts.Guard = coexistence.NewGuard(mgr)
 	}
-	r := NewReconciler(mgr.GetClient(), eventnote.Truncating(mgr.GetEventRecorder(ControllerName)), opts)
+	if opts.Namespace == "" {
+		opts.Namespace = DefaultNamespace
+	}
+	records, err := newIDRecordsCache(ctx, mgr, opts.Namespace)
+	if err != nil {
+		return err
+	}
+	r := NewReconciler(mgr.GetClient(), records, eventnote.Truncating(mgr.GetEventRecorder(ControllerName)), opts)
 	if err := r.SetupWithManager(mgr, opts.Workers); err != nil {
 		return err
 	}

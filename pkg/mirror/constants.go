@@ -20,6 +20,10 @@ const (
 	defaultControlPlaneReason = "ManagedClusterAvailable"
 	defaultJoinedReason       = "ManagedClusterJoined"
 
+	// DefaultNamespace holds the id records of a manager that was given no
+	// namespace of its own (the chart gives it the release namespace).
+	DefaultNamespace = "default"
+
 	// ReasonNoFreshAgentReport marks a ControlPlaneHealthy taken from the
 	// klusterlet because the agent has not reported freshly.
 	ReasonNoFreshAgentReport = "NoFreshAgentReport"
@@ -44,8 +48,9 @@ const (
 	ReasonNameClash     = "ClusterProfileNameClash"
 	ReasonWriteFailed   = "ClusterProfileWriteFailed"
 	ReasonLabelsOmitted = "ClusterProfileLabelsOmitted"
-	// ReasonClusterIDConflict is reported on a ManagedCluster whose
-	// id.k8s.io claim another ManagedCluster holds too.
+	// ReasonClusterIDConflict is reported on a ManagedCluster that
+	// publishes no cluster id: the one it asks for (its id.k8s.io claim, or
+	// its name) is held by another ManagedCluster.
 	ReasonClusterIDConflict = "ClusterIDConflict"
 	// ReasonClusterNamespaceNotPublished is reported on a publishing binding
 	// in a ManagedCluster's namespace, which publishes nothing.

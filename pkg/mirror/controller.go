@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,11 +27,13 @@ import (
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
@@ -57,6 +60,9 @@ type Options struct {
 	// Facts is the write budget of the properties made of claims (the zero
 	// rule writes every change at once).
 	Facts damping.Rule
+	// Namespace is the manager's own namespace, which holds the id records
+	// (only hub admins and the manager write there).
+	Namespace string
 }
 
 // Reconciler publishes one ManagedCluster as ClusterProfiles.
@@ -77,12 +83,19 @@ type Reconciler struct {
 	clock clock.PassiveClock
 	// published is when each cluster's facts last went out.
 	published *publications
+	// records reads the id records (a cache of the Leases in namespace
+	// labelled LabelIDRecord, indexed by IndexIDRecordHolder); namespace is
+	// where they are written.
+	records   client.Reader
+	namespace string
 }
 
 // NewReconciler builds a mirror that reads through c (normally the cache)
-// and writes profiles through profiles.
-func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options) *Reconciler {
+// and writes through it, and reads the id records through records.
+func NewReconciler(c client.Client, records client.Reader, recorder events.EventRecorder, opts Options) *Reconciler {
 	return &Reconciler{
+		records:     records,
+		namespace:   opts.Namespace,
 		client:      c,
 		writer:      clusterprofile.NewWriter(Identity, c),
 		recorder:    recorder,
@@ -119,6 +132,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	if r.agents {
 		b = b.Watches(&addonapiv1beta1.ManagedClusterAddOn{}, handler.EnqueueRequestsFromMapFunc(clusterOfAgentAddon))
 	}
+	if records, ok := r.records.(cache.Cache); ok {
+		b = b.WatchesRawSource(source.Kind[client.Object](records, &coordinationv1.Lease{},
+			handler.EnqueueRequestsFromMapFunc(r.clustersOfIDRecord)))
+	}
 	if r.guard != nil && r.guard.Reader != nil {
 		b = b.Watches(&operatorv1.ClusterManager{}, handler.EnqueueRequestsFromMapFunc(r.allClusters),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
@@ -140,7 +157,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	world, err := r.readWorld(ctx, cluster, existing)
+	world, err := r.readWorld(ctx, req.Name, cluster, existing)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -148,7 +165,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	desired := DesiredProfiles(cluster, world)
+	desired := DesiredProfiles(req.Name, cluster, world)
+	// An id is recorded before any profile carries it, and a cluster that
+	// could not take it publishes nothing until it is retried.
+	if err := r.settleIDRecords(ctx, req.Name, desired.ID); err != nil {
+		return ctrl.Result{}, err
+	}
 	now := r.clock.Now()
 	planned, planErr := plan(planInput{
 		clusterName: req.Name, managerName: r.managerName, desired: desired,
@@ -174,8 +196,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // readWorld reads the sets, the bindings of the sets that contain the
 // cluster, the namespaces of those bindings and of existing profiles, the
-// clusters that may hold its claimed id, and the agent's report.
-func (r *Reconciler) readWorld(ctx context.Context, cluster *clusterv1.ManagedCluster, existing []*cpv1alpha1.ClusterProfile) (World, error) {
+// clusters that may hold its claimed id, the id records of that id and of
+// the cluster named name, and the agent's report.
+func (r *Reconciler) readWorld(ctx context.Context, name string, cluster *clusterv1.ManagedCluster, existing []*cpv1alpha1.ClusterProfile) (World, error) {
 	namespaces := make([]string, 0, len(existing))
 	for _, p := range existing {
 		namespaces = append(namespaces, p.Namespace)
@@ -185,7 +208,10 @@ func (r *Reconciler) readWorld(ctx context.Context, cluster *clusterv1.ManagedCl
 		return World{}, err
 	}
 	world := World{Publishing: publishing}
-	if world.IDHolders, err = r.idHolders(ctx, cluster); err != nil {
+	if world.IDCandidates, err = r.idCandidates(ctx, cluster); err != nil {
+		return world, err
+	}
+	if world.IDRecords, err = r.idRecords(ctx, name, cluster); err != nil {
 		return world, err
 	}
 	if r.agents && cluster != nil {
@@ -196,9 +222,10 @@ func (r *Reconciler) readWorld(ctx context.Context, cluster *clusterv1.ManagedCl
 	return world, nil
 }
 
-// idHolders reads, through IndexClusterIDCandidate, the clusters named like
-// the cluster's id.k8s.io claim or claiming it too; none when it claims none.
-func (r *Reconciler) idHolders(ctx context.Context, cluster *clusterv1.ManagedCluster) ([]clusterv1.ManagedCluster, error) {
+// idCandidates reads, through IndexClusterIDCandidate, the clusters named
+// like the cluster's id.k8s.io claim or claiming it too; none when it claims
+// none.
+func (r *Reconciler) idCandidates(ctx context.Context, cluster *clusterv1.ManagedCluster) ([]clusterv1.ManagedCluster, error) {
 	if cluster == nil || !cluster.DeletionTimestamp.IsZero() {
 		return nil, nil
 	}

@@ -93,13 +93,17 @@ func TestReconcile(t *testing.T) {
 				`Warning ClusterProfileNameClash ClusterProfile team/c1 belongs to cluster manager "fleet"; not publishing this cluster in namespace team until it is gone`,
 			},
 		},
-		"an id another cluster claims too is published for neither, and reported": {
+		"an id another cluster holds is not published, and reported": {
 			objects: append(world(),
 				utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Version("v1.31.0").Claim("region", "eu").Claim("id.k8s.io", "8f1c").Joined().Obj(),
-				utiltesting.MakeManagedCluster("c2").Claim("id.k8s.io", "8f1c").Obj()),
-			wantViews: map[string]utiltesting.ProfileView{"team/c1": publishedView("team", status)},
-			wantEvents: []string{`Warning ClusterIDConflict The id.k8s.io claim "8f1c" is also claimed by ManagedCluster(s) c2: ` +
-				`its ClusterProfiles carry cluster.clusterset.k8s.io="c1" (this ManagedCluster's name) and no id.k8s.io property until the id is its alone`},
+				utiltesting.MakeManagedCluster("c2").Claim("id.k8s.io", "8f1c").Obj(),
+				idRecordLease(DefaultNamespace, IDRecord{ID: "8f1c", Holder: "c2"})),
+			wantViews: map[string]utiltesting.ProfileView{"team/c1": publishedView("team", cpv1alpha1.ClusterProfileStatus{
+				Version: status.Version, Conditions: status.Conditions, Properties: []cpv1alpha1.Property{{Name: "region", Value: "eu"},
+					{Name: "clusterset.k8s.io", Value: "dev"}}})},
+			wantEvents: []string{`Warning ClusterIDConflict The cluster id "8f1c" is held by ManagedCluster c2 (its recorded id.k8s.io claim), ` +
+				`which published it first: ids stay with their holder, so this cluster's ClusterProfiles carry no cluster.clusterset.k8s.io property ` +
+				`(nor id.k8s.io) until c2 releases it (drops the claim, or is deleted)`},
 		},
 		"an id only this cluster holds is its id": {
 			objects: append(world(),
@@ -128,7 +132,7 @@ func TestReconcile(t *testing.T) {
 			ctx := context.Background()
 			c := newFakeClient(tc.objects...)
 			recorder := events.NewFakeRecorder(10)
-			r := NewReconciler(c, recorder, Options{ManagerName: testManager})
+			r := NewReconciler(c, c, recorder, Options{ManagerName: testManager, Namespace: DefaultNamespace})
 			req := ctrl.Request{NamespacedName: types.NamespacedName{Name: "c1"}}
 
 			if _, err := r.Reconcile(ctx, req); err != nil {

@@ -25,10 +25,13 @@ type World struct {
 	// Agent is the cluster-profile-agent's report; nil when the agent
 	// feature is off, so the klusterlet's conditions are mirrored as they are.
 	Agent *AgentReport
-	// IDHolders are the ManagedClusters named like the cluster's id.k8s.io
-	// claim or claiming it too (IndexClusterIDCandidate); the cluster itself
-	// may be among them. Empty when it claims no id.
-	IDHolders []clusterv1.ManagedCluster
+	// IDCandidates are the ManagedClusters named like the cluster's
+	// id.k8s.io claim or claiming it too (IndexClusterIDCandidate); the
+	// cluster itself may be among them. Empty when it claims no id.
+	IDCandidates []clusterv1.ManagedCluster
+	// IDRecords are the id records of the id the cluster asks for and of
+	// the ids it holds.
+	IDRecords []IDRecord
 }
 
 // AgentReport is what the cluster-profile-agent last reported for a cluster.
@@ -51,29 +54,29 @@ type Desired struct {
 	// SkippedClaims are claims the ClusterProfile schema would reject, and
 	// claims named like a standard property (which yield to it).
 	SkippedClaims []SkippedClaim
-	// ClusterID is the cluster's KEP-2149 id: its id.k8s.io claim when it has
-	// a valid one that no other ManagedCluster holds, else the ManagedCluster's
-	// name (unique on the hub and kept for the cluster's life, unlike a UID
-	// that re-registration changes). Empty for a nil or deleting cluster.
-	ClusterID string
-	// IDConflict is set when the cluster's claimed id is refused because
-	// another ManagedCluster holds it; the id.k8s.io property is then left
-	// out of the profiles too, so no two profiles carry one id.
-	IDConflict *IDConflict
+	// ID is the cluster's KEP-2149 id and the id records that go with it
+	// (decideID): its id.k8s.io claim, or its ManagedCluster name, unless
+	// another cluster holds that id; then none, and the id.k8s.io property
+	// is left out of the profiles too, so no two profiles carry one id.
+	// Empty for a nil or deleting cluster.
+	ID IDDecision
 }
 
 // StatusIn is the status of the cluster's profile in namespace ns: the
 // cluster's status plus the standard properties of KEP-2149 / KEP-4322, so
 // consumers written against the standard find the cluster's id and the set
-// that puts it in ns without knowing OCM.
+// that puts it in ns without knowing OCM. A cluster refused the id it asks
+// for still names its set.
 func (d Desired) StatusIn(ns string) Status {
 	status := d.Status
-	if d.ClusterID == "" {
+	if d.ID.ID == "" && d.ID.Conflict == nil {
 		return status
 	}
-	status.Properties = append(append(make([]cpv1alpha1.Property, 0, len(status.Properties)+2), status.Properties...),
-		cpv1alpha1.Property{Name: PropertyClusterID, Value: d.ClusterID},
-		cpv1alpha1.Property{Name: PropertyClusterSet, Value: d.SetByNamespace[ns]})
+	status.Properties = append(make([]cpv1alpha1.Property, 0, len(status.Properties)+2), status.Properties...)
+	if d.ID.ID != "" {
+		status.Properties = append(status.Properties, cpv1alpha1.Property{Name: PropertyClusterID, Value: d.ID.ID})
+	}
+	status.Properties = append(status.Properties, cpv1alpha1.Property{Name: PropertyClusterSet, Value: d.SetByNamespace[ns]})
 	return status
 }
 
@@ -108,16 +111,16 @@ const (
 const MaxPropertiesBytes = 512 * 1024
 
 // DesiredProfiles decides, from the world alone, which namespaces publish the
-// cluster (membership.Served) and what its profiles say. A nil or deleting
-// cluster has none.
-func DesiredProfiles(cluster *clusterv1.ManagedCluster, world World) Desired {
-	desired := Desired{SetByNamespace: membership.Served(cluster, world.Publishing)}
+// cluster named name (membership.Served) and what its profiles say. A nil
+// or deleting cluster has none; a gone one releases its ids.
+func DesiredProfiles(name string, cluster *clusterv1.ManagedCluster, world World) Desired {
+	desired := Desired{SetByNamespace: membership.Served(cluster, world.Publishing),
+		ID: decideID(name, cluster, world.IDCandidates, world.IDRecords)}
 	if cluster == nil || !cluster.DeletionTimestamp.IsZero() {
 		return desired
 	}
 	desired.Status, desired.SkippedClaims = desiredStatus(cluster, world.Agent)
-	desired.ClusterID, desired.IDConflict = clusterID(cluster, world.IDHolders)
-	if desired.IDConflict != nil {
+	if desired.ID.Conflict != nil {
 		desired.Status.Properties = slices.DeleteFunc(desired.Status.Properties, func(p cpv1alpha1.Property) bool {
 			return p.Name == PropertyClaimID
 		})

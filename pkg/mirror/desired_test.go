@@ -183,7 +183,7 @@ func TestStatusIn(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			desired := DesiredProfiles(tc.cluster, bound)
+			desired := DesiredProfiles(tc.cluster.Name, tc.cluster, bound)
 			got := map[string][]cpv1alpha1.Property{}
 			for ns := range desired.SetByNamespace {
 				got[ns] = desired.StatusIn(ns).Properties
@@ -196,7 +196,7 @@ func TestStatusIn(t *testing.T) {
 }
 
 func TestStatusInOfGoneCluster(t *testing.T) {
-	if got := DesiredProfiles(nil, World{}).StatusIn("team-a"); len(got.Properties) != 0 {
+	if got := DesiredProfiles("c1", nil, World{}).StatusIn("team-a"); len(got.Properties) != 0 {
 		t.Errorf("a gone cluster's status has properties: %v", got.Properties)
 	}
 }

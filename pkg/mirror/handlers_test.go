@@ -17,7 +17,7 @@ import (
 // The map functions are pure reads of the cache; a fake client with the
 // same indexes stands in for it here (wiring is covered by the integration tests).
 func newMapTestReconciler(objs ...client.Object) *Reconciler {
-	return NewReconciler(newFakeClient(objs...), nil, Options{ManagerName: testManager})
+	return NewReconciler(newFakeClient(objs...), nil, nil, Options{ManagerName: testManager})
 }
 
 func names(requests []reconcile.Request) []string {

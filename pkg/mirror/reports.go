@@ -41,8 +41,8 @@ func (r *Reconciler) reportFindings(ctx context.Context, cluster *clusterv1.Mana
 	if omitted := OmittedLabels(clusterName, desired); len(omitted) > 0 {
 		findings[topicOmittedLabels] = strings.Join(omitted, "; ")
 	}
-	if desired.IDConflict != nil {
-		findings[topicIDConflict] = desired.IDConflict.String(clusterName)
+	if desired.ID.Conflict != nil {
+		findings[topicIDConflict] = desired.ID.Conflict.String()
 	}
 	clashes := map[string]step{}
 	for _, s := range steps {
@@ -66,8 +66,8 @@ func (r *Reconciler) reportFindings(ctx context.Context, cluster *clusterv1.Mana
 				"Labels left off ClusterProfiles: %s", findings[topic])
 			continue
 		case topicIDConflict:
-			log.Info("Not publishing a cluster id that other ManagedClusters hold too; using the cluster's name",
-				"id", desired.IDConflict.ID, "claimedBy", desired.IDConflict.ClaimedBy, "named", desired.IDConflict.Named)
+			log.Info("Publishing no cluster id: the one this cluster asks for is held by another ManagedCluster",
+				"id", desired.ID.Conflict.ID, "holder", desired.ID.Conflict.Holder, "holdsItsName", desired.ID.Conflict.ByName)
 			r.event(cluster, nil, corev1.EventTypeWarning, ReasonClusterIDConflict, "%s", findings[topic])
 			continue
 		}

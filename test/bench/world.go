@@ -66,7 +66,7 @@ func newWorld(cfg config) *world {
 		w.clusters = append(w.clusters, c)
 		// The mirror's own decision function says what it will write, so the
 		// floor writes and the observer expects exactly that.
-		w.status[c.Name] = mirror.DesiredProfiles(c, mirror.World{Publishing: membership.Publishing{
+		w.status[c.Name] = mirror.DesiredProfiles(c.Name, c, mirror.World{Publishing: membership.Publishing{
 			Sets:       []clusterv1beta2.ManagedClusterSet{*w.set},
 			Bindings:   []clusterv1beta2.ManagedClusterSetBinding{*boundBinding(w.namespaces[0])},
 			Namespaces: map[string]membership.NamespaceState{w.namespaces[0]: membership.NamespaceActive},

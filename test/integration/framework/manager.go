@@ -110,6 +110,9 @@ type ManagerOptions struct {
 	// Coexistence says where upstream twins may be installed; zero: the
 	// chart's default (open-cluster-management-addon, decoys reported).
 	Coexistence *coexistence.Trust
+	// Namespace is the manager's own namespace (its id records); zero:
+	// the mirror's default.
+	Namespace string
 }
 
 // StartManager runs clusterprofile-manager, wired exactly as the binary, until
@@ -136,6 +139,7 @@ func StartManager(t testing.TB, env *Env, opts ManagerOptions) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	mgr, err := hubmanager.New(ctx, cfg, hubmanager.Options{
 		Coexistence:             trust,
+		LeaderElectionNamespace: opts.Namespace,
 		FeatureGates:            gates,
 		ClusterManagerName:      opts.ClusterManagerName,
 		MetricsAddr:             "0",
