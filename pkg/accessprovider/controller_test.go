@@ -16,6 +16,7 @@ import (
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
@@ -267,5 +268,35 @@ func TestAnEntryPutBackIsRevokedAfterAGrowingPause(t *testing.T) {
 	r.forget(key)
 	if got := r.wait(key, now); got != 0 {
 		t.Errorf("after forget: wait %s, want 0", got)
+	}
+}
+
+// TestOnlyTheConfiguredCertificateReconcilesEveryProfile: the user server
+// certificate in the namespace the ManagedProxyConfiguration names maps to
+// every profile; a Secret of its name anywhere else (anyone may make one)
+// maps to none.
+func TestOnlyTheConfiguredCertificateReconcilesEveryProfile(t *testing.T) {
+	all := func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: "team", Name: "c1"}}}
+	}
+	certificate := func(namespace string) client.Object {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: UserServerSecretName}}
+	}
+	cases := map[string]struct {
+		objects []client.Object
+		secret  client.Object
+		want    int
+	}{
+		"the configured namespace's":     {objects: []client.Object{utiltesting.MakeProxyConfiguration("ocm-proxy")}, secret: certificate("ocm-proxy"), want: 1},
+		"a tenant's Secret of that name": {objects: []client.Object{utiltesting.MakeProxyConfiguration("ocm-proxy")}, secret: certificate("team"), want: 0},
+		"no configuration":               {secret: certificate("ocm-proxy"), want: 0},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := &Proxy{Reader: fakeclient.New(tc.objects...)}
+			if got := len(p.certificateToProfiles(all)(context.Background(), tc.secret)); got != tc.want {
+				t.Errorf("requests = %d, want %d", got, tc.want)
+			}
+		})
 	}
 }

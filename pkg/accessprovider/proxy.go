@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
@@ -117,7 +118,8 @@ func (p *Proxy) read(ctx context.Context) (ProxyWorld, error) {
 	return world, nil
 }
 
-// Watch maps the configuration and the certificate to every profile.
+// Watch maps the configuration, and the certificate in the namespace it
+// names, to every profile.
 func (p *Proxy) Watch(b *builder.Builder, profiles membership.ProfileMapper) *builder.Builder {
 	named := func(name string) predicate.Predicate {
 		return predicate.NewPredicateFuncs(func(obj client.Object) bool { return obj.GetName() == name })
@@ -126,5 +128,23 @@ func (p *Proxy) Watch(b *builder.Builder, profiles membership.ProfileMapper) *bu
 		Watches(&proxyv1alpha1.ManagedProxyConfiguration{}, handler.EnqueueRequestsFromMapFunc(profiles.All),
 			builder.WithPredicates(named(ProxyConfigurationName), predicate.GenerationChangedPredicate{})).
 		WatchesRawSource(source.Kind[client.Object](p.Secrets, &corev1.Secret{},
-			handler.EnqueueRequestsFromMapFunc(profiles.All), named(UserServerSecretName)))
+			handler.EnqueueRequestsFromMapFunc(p.certificateToProfiles(profiles.All)), named(UserServerSecretName)))
+}
+
+// certificateToProfiles maps the user server certificate to every profile
+// (all), and a Secret of its name in any other namespace than the one the
+// configuration names to none: anyone may create a Secret of that name in
+// a namespace of theirs, and it must not have every profile reconciled.
+func (p *Proxy) certificateToProfiles(all handler.MapFunc) handler.MapFunc {
+	return func(ctx context.Context, obj client.Object) []reconcile.Request {
+		config, err := optional.Get(ctx, p.Reader, types.NamespacedName{Name: ProxyConfigurationName}, &proxyv1alpha1.ManagedProxyConfiguration{})
+		if err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Reading the ManagedProxyConfiguration", "name", ProxyConfigurationName)
+			return nil
+		}
+		if config == nil || config.Spec.ProxyServer.Namespace != obj.GetNamespace() {
+			return nil
+		}
+		return all(ctx, obj)
+	}
 }
