@@ -159,6 +159,8 @@ func TestWriterNotes(t *testing.T) {
 	proxyEntry := &cpv1alpha1.AccessProvider{Name: "open-cluster-management"}
 	upstream := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "cluster1-multikueue",
 		Annotations: map[string]string{cpcreds.AnnotationUpstreamCopy: "true"}}}
+	unvouched := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "cluster1-multikueue",
+		Labels: map[string]string{cpcreds.LabelSyncedFrom: "cluster1-multikueue"}}}
 	// atomicList: manager owns the whole list, as the CRD's atomic list
 	// records its last writer.
 	atomicList := func(manager string) metav1.ManagedFieldsEntry {
@@ -193,6 +195,14 @@ func TestWriterNotes(t *testing.T) {
 		"managed-serviceaccount's copy": {profile: managed(healthyProfile(nil), by("clusterprofile-mirror", ""), entryFields("clusterprofile-access-proxy", true)),
 			entry: proxyEntry, copy: upstream, want: []string{
 				"Secret team-a/cluster1-multikueue was written by managed-serviceaccount's own syncer; this bundle's syncer yields to it and vouched for the copy."}},
+		"managed-serviceaccount's copy where the bundle allows none": {profile: managed(healthyProfile(nil), by("clusterprofile-mirror", ""),
+			entryFields("clusterprofile-access-proxy", true)), entry: proxyEntry, copy: unvouched, want: []string{
+			"Secret team-a/cluster1-multikueue was written by another syncer, such as managed-serviceaccount's own, where this bundle's rules allow no copy " +
+				"(the namespace does not serve the cluster, or the ManagedServiceAccount does not send its token here): the manager deletes it, and that syncer " +
+				"writes it again on its next reconcile of this profile while it is on. The hub's admins turn it off (its chart's featureGates.clusterProfile, " +
+				`or clusterProfileCredSyncer; docs/install.md, "Coexistence with upstream's writers").`}},
+		"the bundle's own copy": {profile: managed(healthyProfile(nil), by("clusterprofile-mirror", ""), entryFields("clusterprofile-access-proxy", true)),
+			entry: proxyEntry, copy: syncedCopy(time.Now())},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -36,11 +36,27 @@ func writerNotes(p *cpv1alpha1.ClusterProfile, entry *cpv1alpha1.AccessProvider,
 				entry.Name, orNone(strings.Join(writers, ", "))))
 		}
 	}
-	if copy != nil && copy.Annotations[cpcreds.AnnotationUpstreamCopy] == "true" {
-		notes = append(notes, fmt.Sprintf("Secret %s/%s was written by managed-serviceaccount's own syncer; this bundle's syncer yields to it and vouched for the copy.",
-			copy.Namespace, copy.Name))
+	return append(notes, copyNotes(copy)...)
+}
+
+// copyNotes say which syncer wrote the copy, when it is not this bundle's:
+// managed-serviceaccount's own, vouched for (the bundle yields to it) or not
+// (the copy is one the bundle's rules do not allow here).
+func copyNotes(copy *corev1.Secret) []string {
+	if copy == nil {
+		return nil
 	}
-	return notes
+	if copy.Annotations[cpcreds.AnnotationUpstreamCopy] == "true" {
+		return []string{fmt.Sprintf("Secret %s/%s was written by managed-serviceaccount's own syncer; this bundle's syncer yields to it and vouched for the copy.",
+			copy.Namespace, copy.Name)}
+	}
+	if _, _, ours := cpcreds.CopySource(copy); ours || copy.Labels[cpcreds.LabelSyncedFrom] == "" {
+		return nil
+	}
+	return []string{fmt.Sprintf("Secret %s/%s was written by another syncer, such as managed-serviceaccount's own, where this bundle's rules allow no copy "+
+		"(the namespace does not serve the cluster, or the ManagedServiceAccount does not send its token here): the manager deletes it, and that syncer "+
+		"writes it again on its next reconcile of this profile while it is on. The hub's admins turn it off (its chart's featureGates.clusterProfile, "+
+		"or clusterProfileCredSyncer; docs/install.md, \"Coexistence with upstream's writers\").", copy.Namespace, copy.Name)}
 }
 
 // managers lists the field managers of p, sorted.
