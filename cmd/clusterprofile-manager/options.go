@@ -88,12 +88,7 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 	fs.DurationVar(&m.AdmissionPoliciesCheckPeriod, "admission-policies-check-period", hubmanager.DefaultAdmissionPoliciesCheckPeriod,
 		"How often the admission policies are checked.")
 	addGatedCapabilityFlags(fs, m)
-	fs.StringSliceVar(&m.Coexistence.Namespaces, "upstream-namespaces", []string{coexistence.DefaultUpstreamNamespace},
-		"Namespaces that hub admins install upstream components into (cluster-proxy's and managed-serviceaccount's managers): only a "+
-			"manager Deployment there, whose ClusterManagementAddOn exists, makes a capability yield to that component's own ClusterProfile writer.")
-	fs.BoolVar(&m.Coexistence.ReportDecoys, "report-twin-decoys", true,
-		"Also watch Deployments named like those managers in every other namespace, to report them as ignored "+
-			"(TwinDecoyIgnored Events, clusterprofile_twin_decoys_ignored); they are ignored either way.")
+	addCoexistenceFlags(fs, &m.Coexistence)
 	m.Facts = damping.Default()
 	m.Facts.AddFlags(fs)
 	fs.Float32Var(&o.qps, "kube-api-qps", 50, "Queries per second allowed towards the hub API server.")
@@ -149,6 +144,17 @@ func addGatedCapabilityFlags(fs *pflag.FlagSet, m *hubmanager.Options) {
 		"Kueue's namespace (its Configuration.namespace), whose ClusterProfiles get a MultiKueueCluster each (feature gate ClusterProfileMultiKueue).")
 	fs.StringVar(&m.MultiKueue.ConfigName, "multikueue-config", "",
 		"Name of a MultiKueueConfig to keep listing those MultiKueueClusters; empty: none (feature gate ClusterProfileMultiKueue).")
+}
+
+// addCoexistenceFlags adds the flags that say which upstream twins a hub
+// admin installed.
+func addCoexistenceFlags(fs *pflag.FlagSet, trust *coexistence.Trust) {
+	fs.StringSliceVar(&trust.Namespaces, "upstream-namespaces", []string{coexistence.DefaultUpstreamNamespace},
+		"Namespaces that hub admins install upstream components into (cluster-proxy's and managed-serviceaccount's managers): only a "+
+			"manager Deployment there, whose ClusterManagementAddOn exists, makes a capability yield to that component's own ClusterProfile writer.")
+	fs.BoolVar(&trust.ReportDecoys, "report-twin-decoys", true,
+		"Also watch Deployments named like those managers in every other namespace, to report them as ignored "+
+			"(TwinDecoyIgnored Events, clusterprofile_twin_decoys_ignored); they are ignored either way.")
 }
 
 func start(ctx context.Context, cfg *rest.Config, opts hubmanager.Options) error {

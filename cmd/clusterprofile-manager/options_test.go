@@ -4,6 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/hubmanager"
@@ -43,6 +46,8 @@ func TestParseOptionsDefaultsAndErrors(t *testing.T) {
 		{"--no-such-flag"},
 		{"--facts-min-interval=1h", "--facts-refresh=10m"},
 		{"--facts-significant-change=-1"},
+		{"--upstream-namespaces=Team_A"},
+		{"--upstream-namespaces="},
 	} {
 		if _, _, err := parseOptions(args); err == nil {
 			t.Errorf("parseOptions(%v) should fail", args)
@@ -139,5 +144,27 @@ func TestFactsBudgetIsSharedWithTheAgent(t *testing.T) {
 	}
 	if got := hubmanager.AgentOptions(opts.manager).Facts; got != want {
 		t.Errorf("the agent's facts budget = %+v, want the manager's %+v", got, want)
+	}
+}
+
+// TestUpstreamTwinsAreTrustedOnlyInTheUpstreamNamespaces: by default only
+// OCM's addon namespace holds upstream managers, and decoys are reported.
+func TestUpstreamTwinsAreTrustedOnlyInTheUpstreamNamespaces(t *testing.T) {
+	for name, tc := range map[string]struct {
+		args []string
+		want coexistence.Trust
+	}{
+		"default": {want: coexistence.Trust{Namespaces: []string{"open-cluster-management-addon"}, ReportDecoys: true}},
+		"set":     {args: []string{"--upstream-namespaces=ocm-addons,hub", "--report-twin-decoys=false"}, want: coexistence.Trust{Namespaces: []string{"ocm-addons", "hub"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			opts, _, err := parseOptions(tc.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, opts.manager.Coexistence); diff != "" {
+				t.Errorf("trust (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
