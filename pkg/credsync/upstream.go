@@ -3,7 +3,6 @@ package credsync
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -106,7 +105,6 @@ func (r *Reconciler) mark(ctx context.Context, secret *corev1.Secret, want map[s
 // profile: a count that keeps rising says it is still on.
 func (r *Reconciler) reportRevokedUpstreamCopy(ctx context.Context, secret *corev1.Secret) {
 	metrics.UpstreamWriteRevoked(metrics.KindCopy)
-	ctrl.LoggerFrom(ctx).Info(fmt.Sprintf("Deleted a token copy another syncer (such as managed-serviceaccount's own, %s) wrote where this bundle's rules allow none; "+
-		"turn that syncer off, or it writes the copy again", cpcreds.LabelSyncedFrom),
-		"secret", klog.KObj(secret), "syncedFrom", secret.Labels[LabelSyncedFrom])
+	ctrl.LoggerFrom(ctx).Info("Deleted a token copy another syncer (such as managed-serviceaccount's own) wrote where this bundle's rules allow none; "+
+		"turn that syncer off, or it writes the copy again", "secret", klog.KObj(secret), "syncedFrom", secret.Labels[LabelSyncedFrom])
 }

@@ -29,6 +29,25 @@ func names(requests []reconcile.Request) []string {
 	return out
 }
 
+// mapCase is an object and the clusters a map function must enqueue for it.
+type mapCase struct {
+	obj  client.Object
+	want []string
+}
+
+// expectMaps runs mapFunc on each case's object and compares the clusters
+// it enqueues.
+func expectMaps(t *testing.T, mapFunc func(context.Context, client.Object) []reconcile.Request, cases map[string]mapCase) {
+	t.Helper()
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, names(mapFunc(context.Background(), tc.obj))); diff != "" {
+				t.Errorf("clusters (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestEventsMapToClusters(t *testing.T) {
 	world := []client.Object{
 		utiltesting.MakeManagedCluster("dev1").ClusterSet("dev").Obj(),

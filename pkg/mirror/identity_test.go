@@ -211,11 +211,7 @@ func TestClustersOfIDRecordMapToClusters(t *testing.T) {
 		utiltesting.MakeManagedCluster("c").Claim(PropertyClaimID, "prod").Obj(),
 		utiltesting.MakeManagedCluster("lonely").Obj(),
 	), nil, nil, Options{ManagerName: testManager})
-	ctx := context.Background()
-	cases := map[string]struct {
-		obj  client.Object
-		want []string
-	}{
+	expectMaps(t, r.clustersOfIDRecord, map[string]mapCase{
 		"a record → its holder and every cluster that may ask for its id": {
 			obj: idRecordLease("ocm", IDRecord{ID: "prod", Holder: "a"}), want: []string{"a", "c", "prod"},
 		},
@@ -228,14 +224,7 @@ func TestClustersOfIDRecordMapToClusters(t *testing.T) {
 		"wrong type → nothing": {
 			obj: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod"}}, want: []string{},
 		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, names(r.clustersOfIDRecord(ctx, tc.obj))); diff != "" {
-				t.Errorf("clusters (-want +got):\n%s", diff)
-			}
-		})
-	}
+	})
 }
 
 // TestAnIDStaysWithItsHolder plays, on the mirror's Reconcile against a
@@ -318,12 +307,7 @@ func TestClustersSharingIDMapToClusters(t *testing.T) {
 		utiltesting.MakeManagedCluster("d").Obj(),
 		utiltesting.MakeManagedCluster("lonely").Obj(),
 	), nil, nil, Options{ManagerName: testManager})
-	ctx := context.Background()
-
-	cases := map[string]struct {
-		obj  client.Object
-		want []string
-	}{
+	expectMaps(t, r.clustersSharingID, map[string]mapCase{
 		"a claimant → the others claiming its id": {
 			obj: utiltesting.MakeManagedCluster("a").Claim(PropertyClaimID, "8f1c").Obj(), want: []string{"b"},
 		},
@@ -345,14 +329,7 @@ func TestClustersSharingIDMapToClusters(t *testing.T) {
 		"wrong type → nothing": {
 			obj: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "d"}}, want: []string{},
 		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, names(r.clustersSharingID(ctx, tc.obj))); diff != "" {
-				t.Errorf("clusters (-want +got):\n%s", diff)
-			}
-		})
-	}
+	})
 }
 
 func TestIDChanged(t *testing.T) {

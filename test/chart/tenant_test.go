@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -222,39 +223,42 @@ func TestADecoySyncerDoesNotKeepATokenWhereItIsNoLongerSent(t *testing.T) {
 	expectDecoyReported(t, w.own, "managed-serviceaccount-addon-manager")
 }
 
-// TestADecoySyncerAndAFinalizerDoNotKeepATokenInAnUnboundNamespace: the
-// tenant also holds its profile with a finalizer of its own; its binding
-// deleted, no copy and no token is readable there within seconds.
-func TestADecoySyncerAndAFinalizerDoNotKeepATokenInAnUnboundNamespace(t *testing.T) {
-	ctx := framework.ContextFor(t)
-	w := newTenantWorld(ctx, t, "decoy-hold")
-	w.plantDecoy(ctx, t, "managed-serviceaccount-addon-manager", "ClusterProfile")
-	w.holdProfile(ctx, t, w.tenant, w.own)
-	expectSeen(t, w.own, "managed-serviceaccount-addon-manager")
+// TestADecoyDoesNotKeepAnythingInAnUnboundNamespace: a namespace admin's
+// Deployment named like an upstream manager, its ClusterProfile writer on,
+// and a finalizer holding the cluster's profile, do not keep a token copy
+// or the entry (a server and CA) in a namespace whose binding is deleted:
+// the tenant's own (decoy syncer, the tenant holding its profile), or
+// another one (decoy access provider, that namespace's own tenant holding
+// its profile). Neither is readable there within seconds.
+func TestADecoyDoesNotKeepAnythingInAnUnboundNamespace(t *testing.T) {
+	cases := map[string]struct {
+		deployment, gate string
+		// unboundIsOwn unbinds the tenant's own namespace, else the other.
+		unboundIsOwn bool
+	}{
+		"a decoy syncer, the tenant's own namespace unbound": {deployment: "managed-serviceaccount-addon-manager", gate: "ClusterProfile", unboundIsOwn: true},
+		"a decoy access provider, another namespace unbound": {deployment: "cluster-proxy-addon-manager", gate: "ClusterProfileAccessProvider"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx := framework.ContextFor(t)
+			w := newTenantWorld(ctx, t, "decoy-"+strings.Split(tc.deployment, "-")[0])
+			w.plantDecoy(ctx, t, tc.deployment, tc.gate)
+			unbound, kept, holder := w.other, w.own, env.Client
+			if tc.unboundIsOwn {
+				unbound, kept, holder = w.own, w.other, w.tenant
+			}
+			w.holdProfile(ctx, t, holder, unbound)
+			expectSeen(t, w.own, tc.deployment)
 
-	w.unbind(ctx, t, w.own)
-	w.expectCopy(t, w.own, revokedWithin, false)
-	w.expectEntry(t, w.own, revokedWithin, false)
-	w.expectCopy(t, w.other, framework.Timeout, true)
-	expectDecoyReported(t, w.own, "managed-serviceaccount-addon-manager")
-}
-
-// TestADecoyAccessProviderDoesNotKeepAnEntryInAnUnboundNamespace: a
-// namespace admin's Deployment named like cluster-proxy's manager, its
-// ClusterProfile writer on, does not keep the entry (a server and CA) on a
-// lingering profile in another namespace whose binding is deleted.
-func TestADecoyAccessProviderDoesNotKeepAnEntryInAnUnboundNamespace(t *testing.T) {
-	ctx := framework.ContextFor(t)
-	w := newTenantWorld(ctx, t, "decoy-entry")
-	w.plantDecoy(ctx, t, "cluster-proxy-addon-manager", "ClusterProfileAccessProvider")
-	w.holdProfile(ctx, t, env.Client, w.other) // that namespace's own tenant holds it
-	expectSeen(t, w.own, "cluster-proxy-addon-manager")
-
-	w.unbind(ctx, t, w.other)
-	w.expectEntry(t, w.other, revokedWithin, false)
-	w.expectCopy(t, w.other, revokedWithin, false)
-	w.expectEntry(t, w.own, framework.Timeout, true)
-	expectDecoyReported(t, w.own, "cluster-proxy-addon-manager")
+			w.unbind(ctx, t, unbound)
+			w.expectCopy(t, unbound, revokedWithin, false)
+			w.expectEntry(t, unbound, revokedWithin, false)
+			w.expectCopy(t, kept, framework.Timeout, true)
+			w.expectEntry(t, kept, framework.Timeout, true)
+			expectDecoyReported(t, w.own, tc.deployment)
+		})
+	}
 }
 
 // TestTheRealTwinsStillMakeTheBundleYieldButNeverKeepWhatItMayNot: both
