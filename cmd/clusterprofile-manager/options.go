@@ -16,6 +16,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/addon"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/argocd"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
@@ -144,6 +145,19 @@ func addGatedCapabilityFlags(fs *pflag.FlagSet, m *hubmanager.Options) {
 		"Kueue's namespace (its Configuration.namespace), whose ClusterProfiles get a MultiKueueCluster each (feature gate ClusterProfileMultiKueue).")
 	fs.StringVar(&m.MultiKueue.ConfigName, "multikueue-config", "",
 		"Name of a MultiKueueConfig to keep listing those MultiKueueClusters; empty: none (feature gate ClusterProfileMultiKueue).")
+	addArgoCDFlags(fs, &m.ArgoCD)
+}
+
+// addArgoCDFlags adds the flags of the Argo CD integration.
+func addArgoCDFlags(fs *pflag.FlagSet, s *argocd.Settings) {
+	fs.StringVar(&s.Namespace, "argocd-namespace", argocd.DefaultNamespace,
+		"Argo CD's namespace, whose published ClusterProfiles each get an Argo CD cluster Secret (feature gate ClusterProfileArgoCD).")
+	fs.StringVar(&s.ManagedServiceAccount, "argocd-managed-serviceaccount", argocd.DefaultManagedServiceAccount,
+		"ManagedServiceAccount whose token cp-creds hands Argo CD on every cluster.")
+	fs.StringVar(&s.AccessProvider, "argocd-access-provider", argocd.DefaultAccessProvider,
+		"Access provider entry the cluster Secrets reach the clusters through (the cluster-proxy entry, or the direct entry's name).")
+	fs.StringVar(&s.Project, "argocd-project", "", "Argo CD project every cluster Secret is scoped to; empty: none.")
+	fs.StringVar(&s.CpCredsPath, "argocd-cp-creds-path", argocd.DefaultCpCredsPath, "Where Argo CD's pods run cp-creds from.")
 }
 
 // addCoexistenceFlags adds the flags that say which upstream twins a hub

@@ -30,3 +30,16 @@ const (
 	// CRDName is the name of the ClusterProfile CustomResourceDefinition.
 	CRDName = "clusterprofiles.multicluster.x-k8s.io"
 )
+
+// Well-known properties (KEP-2149 ClusterId, KEP-4322 ClusterProfile).
+const (
+	// PropertyClaimID is the claim (and property) holding a cluster's
+	// KEP-2149 id when the cluster has one.
+	PropertyClaimID = "id.k8s.io"
+	// PropertyClusterID is the standard property naming the cluster within
+	// its set (the mirror decides it: pkg/mirror's identity.go).
+	PropertyClusterID = "cluster.clusterset.k8s.io"
+	// PropertyClusterSet is the standard property naming the set: the
+	// ManagedClusterSet that puts the cluster in the profile's namespace.
+	PropertyClusterSet = "clusterset.k8s.io"
+)

@@ -35,6 +35,10 @@ const (
 	// ClusterProfileMultiKueue keeps a Kueue MultiKueueCluster for every
 	// profile published in Kueue's namespace (kueue issue 7716).
 	ClusterProfileMultiKueue featuregate.Feature = "ClusterProfileMultiKueue"
+
+	// ClusterProfileArgoCD keeps an Argo CD cluster Secret for every
+	// profile published in Argo CD's namespace.
+	ClusterProfileArgoCD featuregate.Feature = "ClusterProfileArgoCD"
 )
 
 var defaultFeatureGates = map[featuregate.Feature]featuregate.FeatureSpec{
@@ -44,6 +48,7 @@ var defaultFeatureGates = map[featuregate.Feature]featuregate.FeatureSpec{
 	ClusterProfileCredSyncer:     {Default: false, PreRelease: featuregate.Alpha},
 	ClusterProfileAgent:          {Default: false, PreRelease: featuregate.Alpha},
 	ClusterProfileMultiKueue:     {Default: false, PreRelease: featuregate.Alpha},
+	ClusterProfileArgoCD:         {Default: false, PreRelease: featuregate.Alpha},
 }
 
 // NewGate returns a fresh gate that knows every feature of the manager, all at

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	admissionregistrationv1 "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/featuregate"
@@ -22,6 +23,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/addon"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/argocd"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
@@ -68,6 +70,9 @@ type Options struct {
 	// Coexistence says which upstream twins a hub admin installed: only
 	// those make a capability yield.
 	Coexistence coexistence.Trust
+	// ArgoCD configures the Argo CD integration (gate ClusterProfileArgoCD);
+	// its ManagerName is set from ClusterManagerName.
+	ArgoCD argocd.Settings
 	// MultiKueue configures the MultiKueue integration (gate
 	// ClusterProfileMultiKueue); its ManagerName is set from ClusterManagerName.
 	MultiKueue multikueue.Options
@@ -216,6 +221,7 @@ func Capabilities(opts Options) []capability.Capability {
 		addon.Capability(AgentOptions(opts)),
 		multikueue.Capability(multikueue.Options{ManagerName: opts.ClusterManagerName,
 			Namespace: opts.MultiKueue.Namespace, ConfigName: opts.MultiKueue.ConfigName}),
+		argocd.Capability(argoCDOptions(opts, access)),
 	}
 }
 
@@ -238,14 +244,35 @@ func ownNamespace(opts Options) string {
 // credSyncerOptions has the syncer record, on every copy, the servers of
 // the entries the enabled access providers (access) publish.
 func credSyncerOptions(opts Options, access accessprovider.Options) credsync.Options {
+	published, requires := publishedEntries(opts, access)
+	return credsync.Options{ManagerName: opts.ClusterManagerName, Workers: opts.MirrorWorkers, Unscoped: opts.UnscopedTokens,
+		Upstream:          coexistence.NewTwinWatch(coexistence.ManagedServiceAccountSyncer, opts.Coexistence),
+		PublishedRequires: requires,
+		Published:         func(mgr ctrl.Manager) (credsync.Published, error) { return published(mgr) },
+	}
+}
+
+// argoCDOptions has the Argo CD integration reach the clusters through the
+// entries the enabled access providers (access) publish.
+func argoCDOptions(opts Options, access accessprovider.Options) argocd.Options {
+	published, requires := publishedEntries(opts, access)
+	settings := opts.ArgoCD
+	settings.ManagerName = opts.ClusterManagerName
+	return argocd.Options{Settings: settings, EntriesRequire: requires,
+		Entries: func(mgr ctrl.Manager) (argocd.Entries, error) { return published(mgr) }}
+}
+
+// publishedEntries builds, on a manager, the entries the enabled access
+// providers publish, with the very functions that write them, and says
+// which APIs they read.
+func publishedEntries(opts Options, access accessprovider.Options) (func(ctrl.Manager) (accessprovider.Published, error), []schema.GroupVersionKind) {
 	proxy := opts.FeatureGates.Enabled(features.ClusterProfileAccessProvider)
 	direct := opts.FeatureGates.Enabled(features.ClusterProfileDirectAccess)
-	sync := credsync.Options{ManagerName: opts.ClusterManagerName, Workers: opts.MirrorWorkers, Unscoped: opts.UnscopedTokens,
-		Upstream: coexistence.NewTwinWatch(coexistence.ManagedServiceAccountSyncer, opts.Coexistence)}
+	var requires []schema.GroupVersionKind
 	if proxy {
-		sync.PublishedRequires = accessprovider.ProxyRequires
+		requires = accessprovider.ProxyRequires
 	}
-	sync.Published = func(mgr ctrl.Manager) (credsync.Published, error) {
+	return func(mgr ctrl.Manager) (accessprovider.Published, error) {
 		var published accessprovider.Published
 		if proxy {
 			source, err := accessprovider.NewProxy(mgr, access)
@@ -258,8 +285,7 @@ func credSyncerOptions(opts Options, access accessprovider.Options) credsync.Opt
 			published = append(published, accessprovider.NewDirect(mgr, access))
 		}
 		return published, nil
-	}
-	return sync
+	}, requires
 }
 
 func accessProviderOptions(opts Options) accessprovider.Options {

@@ -29,17 +29,12 @@ const (
 	ReasonNoFreshAgentReport = "NoFreshAgentReport"
 )
 
-// Well-known properties (KEP-2149 ClusterId, KEP-4322 ClusterProfile).
+// Well-known properties (KEP-2149 ClusterId, KEP-4322 ClusterProfile); see
+// pkg/clusterprofile.
 const (
-	// PropertyClaimID is the claim (and property) holding a cluster's
-	// KEP-2149 id when the cluster has one.
-	PropertyClaimID = "id.k8s.io"
-	// PropertyClusterID is the standard property naming the cluster within
-	// its set; see Desired.ClusterID for its value.
-	PropertyClusterID = "cluster.clusterset.k8s.io"
-	// PropertyClusterSet is the standard property naming the set: the
-	// ManagedClusterSet that puts the cluster in the profile's namespace.
-	PropertyClusterSet = "clusterset.k8s.io"
+	PropertyClaimID    = clusterprofile.PropertyClaimID
+	PropertyClusterID  = clusterprofile.PropertyClusterID
+	PropertyClusterSet = clusterprofile.PropertyClusterSet
 )
 
 // Event reasons.

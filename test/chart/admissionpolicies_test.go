@@ -117,7 +117,7 @@ func sortPolicies(objects []installcheck.PolicyObject) {
 func TestManagerReportsMissingAndAlteredPolicies(t *testing.T) {
 	ctx := framework.ContextFor(t)
 	rel := chartrender.Release{Name: "policies", Namespace: "chart-policies"}
-	values := gates{true, true, true, true, true, true}.values(false)
+	values := allOn().values(false)
 	metricsAddr := freePort(t)
 	m := startManager(ctx, t, rel, values, "--metrics-bind-address="+metricsAddr, "--metrics-secure=false",
 		"--health-probe-bind-address=0", "--admission-policies-check-period=1s")

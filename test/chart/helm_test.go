@@ -104,7 +104,7 @@ func TestHelmInstallUpgradesAnOlderCRD(t *testing.T) {
 			install := action.NewInstall(cfg)
 			install.ReleaseName, install.Namespace = rel.Name, rel.Namespace
 			install.TakeOwnership = tc.takeOwnership
-			values := gates{true, true, true, true, true, true}.values(false)
+			values := allOn().values(false)
 			for k, v := range tc.values {
 				values[k] = v
 			}

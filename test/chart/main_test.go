@@ -9,12 +9,16 @@ package chart_test
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 )
@@ -78,5 +82,11 @@ func run(m *testing.M) int {
 		return 1
 	}
 	env = e
+	// Argo CD's namespace, where the Argo CD integration's Role goes
+	// (it must exist at install, as the chart's values say).
+	if err := e.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argocd"}}); err != nil {
+		fmt.Fprintln(os.Stderr, "creating namespace argocd:", err)
+		return 1
+	}
 	return m.Run()
 }

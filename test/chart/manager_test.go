@@ -271,7 +271,7 @@ func TestGatesOnThenOffWithTheChartsRBAC(t *testing.T) {
 
 	t.Log("Every gate on: the profile gets both entries and the token is copied next to it.")
 	probes, metrics := freePort(t), freePort(t)
-	m := startManager(ctx, t, release("all"), gates{true, true, true, true, true, true}.values(false),
+	m := startManager(ctx, t, release("all"), allOn().values(false),
 		"--metrics-bind-address="+metrics, "--metrics-secure=false", "--health-probe-bind-address="+probes)
 	NewWithT(t).Eventually(entries, framework.Timeout, framework.Interval).
 		Should(Equal([]string{"open-cluster-management", "open-cluster-management-direct"}))

@@ -71,7 +71,7 @@ func outcomeOf(err error) outcome {
 // readsMembership: every capability that acts in a namespace on a cluster's
 // behalf reads which namespaces serve which clusters (pkg/membership).
 func (v variant) readsMembership() bool {
-	return v.mirror || v.accessProvider || v.directAccess || v.credSyncer || v.multikueue
+	return v.mirror || v.accessProvider || v.directAccess || v.credSyncer || v.multikueue || v.argocd
 }
 
 // publishes: a gate that publishes profiles, access entries or token
@@ -122,6 +122,22 @@ const (
 	proxyCertificate      = "cluster-proxy-user-serving-cert"
 	profileCRD            = "clusterprofiles.multicluster.x-k8s.io"
 )
+
+// argoCDConfig is the config of an Argo CD cluster Secret as the
+// integration writes it with the chart's defaults.
+const argoCDConfig = `{"execProviderConfig":{"command":"/plugins/cp-creds","args":["--managed-serviceaccount=argocd"],` +
+	`"apiVersion":"client.authentication.k8s.io/v1","provideClusterInfo":true,"config":{"clusterName":"c1"}},` +
+	`"tlsClientConfig":{"insecure":false,"caData":"Q0E="}}`
+
+// argoCDClusterSecret is an Argo CD cluster Secret in namespace with config.
+func argoCDClusterSecret(namespace, config string) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "cluster-c1", Labels: map[string]string{
+			"argocd.argoproj.io/secret-type": "cluster", "clusterprofile.open-cluster-management.io/argocd": "open-cluster-management"}},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{"name": []byte("c1"), "server": []byte("https://proxy.example:9092/c1"), "config": []byte(config)},
+	}
+}
 
 // syncedCopy is a Secret as the syncer writes it, for cluster and msa.
 func syncedCopy(ns, cluster, msa string) *corev1.Secret {
@@ -501,6 +517,52 @@ var accesses = map[string]access{
 		},
 	},
 
+	// The Argo CD integration: its cluster Secrets in Argo CD's namespace,
+	// shaped as the -secret-writes policy says.
+	"create an Argo CD cluster Secret in Argo CD's namespace": {
+		want: func(v variant) outcome {
+			if v.argocd {
+				return allowed
+			}
+			return orPolicy(v.credSyncer)
+		},
+		do: func(ctx context.Context, r requester) error {
+			return r.c.Create(ctx, argoCDClusterSecret("argocd", argoCDConfig), client.DryRunAll)
+		},
+	},
+	"create an Argo CD cluster Secret that runs another program": {
+		want: func(v variant) outcome { return orPolicy(v.argocd || v.credSyncer) },
+		do: func(ctx context.Context, r requester) error {
+			return r.c.Create(ctx, argoCDClusterSecret("argocd", strings.Replace(argoCDConfig, "/plugins/cp-creds", "/bin/sh", 1)), client.DryRunAll)
+		},
+	},
+	"create an Argo CD cluster Secret that runs cp-creds for another ManagedServiceAccount": {
+		want: func(v variant) outcome { return orPolicy(v.argocd || v.credSyncer) },
+		do: func(ctx context.Context, r requester) error {
+			return r.c.Create(ctx, argoCDClusterSecret("argocd", strings.Replace(argoCDConfig, "=argocd", "=multikueue", 1)), client.DryRunAll)
+		},
+	},
+	"create an Argo CD cluster Secret with a key it never writes": {
+		want: func(v variant) outcome { return orPolicy(v.argocd || v.credSyncer) },
+		do: func(ctx context.Context, r requester) error {
+			s := argoCDClusterSecret("argocd", argoCDConfig)
+			s.Data["token"] = []byte("t")
+			return r.c.Create(ctx, s, client.DryRunAll)
+		},
+	},
+	"create an Argo CD cluster Secret in another namespace": {
+		want: func(v variant) outcome { return orPolicy(v.credSyncer) },
+		do: func(ctx context.Context, r requester) error {
+			return r.c.Create(ctx, argoCDClusterSecret(r.consumer, argoCDConfig), client.DryRunAll)
+		},
+	},
+	"watch Secrets in Argo CD's namespace": {
+		want: func(v variant) outcome { return allowedIf(v.argocd || v.credSyncer) },
+		do: func(ctx context.Context, r requester) error {
+			return watchOnce(ctx, r, &corev1.SecretList{}, client.InNamespace("argocd"))
+		},
+	},
+
 	// Secrets.
 	"get a Secret by another name": {
 		want: func(v variant) outcome { return allowedIf(v.credSyncer) },
@@ -720,7 +782,7 @@ var accesses = map[string]access{
 	// The chart's admission policies: read, by name, to report them missing
 	// or altered (the token-copies ones are not installed here: NotFound).
 	"get the chart's policy and binding on Secret writes": {
-		want: func(v variant) outcome { return allowedIf(v.secretsWritable()) },
+		want: func(v variant) outcome { return allowedIf(v.secretsWritable() || v.argocd) },
 		do: func(ctx context.Context, r requester) error {
 			return getPolicyAndBinding(ctx, r, r.fullname+"-secret-writes")
 		},
@@ -794,6 +856,9 @@ func TestManagerRBACByImpersonation(t *testing.T) {
 			}
 			if v.agent {
 				waitForPolicy(t, r, "create the agent's Role outside a cluster namespace")
+			}
+			if v.argocd {
+				waitForPolicy(t, r, "create an Argo CD cluster Secret that runs another program")
 			}
 			if v.mirror {
 				waitForPolicy(t, r, "create a ClusterProfile in a ManagedCluster namespace")

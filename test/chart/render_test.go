@@ -28,7 +28,7 @@ var defaultRelease = chartrender.Release{Name: "clusterprofile-manager", Namespa
 func TestHelmLintPasses(t *testing.T) {
 	cases := map[string]map[string]any{
 		"default values":   nil,
-		"every gate on":    gates{true, true, true, true, true, true}.values(false),
+		"every gate on":    allOn().values(false),
 		"cleanup, all off": gates{}.values(true),
 	}
 	for name, values := range cases {
@@ -105,6 +105,10 @@ func expectedObjects(v variant) []string {
 	if v.multikueue {
 		role("multikueue")
 	}
+	if v.argocd {
+		role("argocd")
+		want = append(want, "Role argocd/clusterprofile-manager-argocd", "RoleBinding argocd/clusterprofile-manager-argocd")
+	}
 	if v.cleanup && !(v.mirror && v.credSyncer && v.multikueue) {
 		role("cleanup")
 	}
@@ -114,7 +118,7 @@ func expectedObjects(v variant) []string {
 			"ManagedClusterSetBinding "+ns+"/global", "Placement "+ns+"/cluster-profile-agent-global")
 		policy("rbac-writes")
 	}
-	if v.credSyncer || v.cleanup {
+	if v.credSyncer || v.cleanup || v.argocd {
 		policy("secret-writes")
 	}
 	if v.credSyncer {
@@ -126,7 +130,7 @@ func expectedObjects(v variant) []string {
 	if v.mirror {
 		policy("profile-namespaces")
 	}
-	if v.agent || v.credSyncer || v.cleanup || v.publishes() {
+	if v.agent || v.credSyncer || v.cleanup || v.argocd || v.publishes() {
 		role("admission-policies") // get on the policies above, by name
 	}
 	sort.Strings(want)
@@ -155,6 +159,7 @@ func TestFeatureGatesFlagMatchesTheValues(t *testing.T) {
 				credSyncer:     gate.Enabled(features.ClusterProfileCredSyncer),
 				agent:          gate.Enabled(features.ClusterProfileAgent),
 				multikueue:     gate.Enabled(features.ClusterProfileMultiKueue),
+				argocd:         gate.Enabled(features.ClusterProfileArgoCD),
 			}
 			if got != g {
 				t.Errorf("--feature-gates=%s enables %v, want %v", flag, got, g)
@@ -172,7 +177,7 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 			want: []string{
 				"--leader-elect=true",
 				"--leader-election-namespace=open-cluster-management",
-				"--feature-gates=ClusterProfile=false,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=false,ClusterProfileDirectAccess=false,ClusterProfileAgent=false,ClusterProfileMultiKueue=false",
+				"--feature-gates=ClusterProfile=false,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=false,ClusterProfileDirectAccess=false,ClusterProfileAgent=false,ClusterProfileMultiKueue=false,ClusterProfileArgoCD=false",
 				"--cleanup-disabled-features=false",
 				"--cluster-manager-name=open-cluster-management",
 				"--cluster-proxy-user-server-port=9092",
@@ -190,7 +195,7 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 		"every value set": {
 			values: map[string]any{
 				"featureGates": map[string]any{"clusterProfile": true, "clusterProfileCredSyncer": true, "clusterProfileAgent": true,
-					"clusterProfileMultiKueue": true},
+					"clusterProfileMultiKueue": true, "clusterProfileArgoCD": true},
 				"multikueue":               map[string]any{"namespace": "kueue", "config": "fleet"},
 				"agent":                    map[string]any{"period": "1m", "leaseStaleAfter": "2m", "unhealthyNodeTolerance": 2},
 				"cleanupDisabledFeatures":  true,
@@ -202,12 +207,14 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 				"facts":                    map[string]any{"minInterval": "0", "significantChange": 0.25, "refresh": "2h"},
 				"credentialSyncer":         map[string]any{"unscopedTokens": "nowhere"},
 				"coexistence":              map[string]any{"upstreamNamespaces": []any{"ocm-addons", "hub-addons"}, "reportDecoys": false},
-				"extraArgs":                []any{"--zap-log-level=2"},
+				"argocd": map[string]any{"namespace": "gitops", "managedServiceAccount": "deployer", "accessProvider": "fleet-a-direct",
+					"project": "fleet", "cpCredsPath": "/opt/plugins/cp-creds"},
+				"extraArgs": []any{"--zap-log-level=2"},
 			},
 			want: []string{
 				"--leader-elect=true",
 				"--leader-election-namespace=open-cluster-management",
-				"--feature-gates=ClusterProfile=true,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=true,ClusterProfileDirectAccess=false,ClusterProfileAgent=true,ClusterProfileMultiKueue=true",
+				"--feature-gates=ClusterProfile=true,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=true,ClusterProfileDirectAccess=false,ClusterProfileAgent=true,ClusterProfileMultiKueue=true,ClusterProfileArgoCD=true",
 				"--cleanup-disabled-features=true",
 				"--cluster-manager-name=fleet-a",
 				"--upstream-namespaces=ocm-addons,hub-addons",
@@ -226,6 +233,11 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 				"--agent-unhealthy-node-tolerance=2",
 				"--multikueue-namespace=kueue",
 				"--multikueue-config=fleet",
+				"--argocd-namespace=gitops",
+				"--argocd-managed-serviceaccount=deployer",
+				"--argocd-access-provider=fleet-a-direct",
+				"--argocd-project=fleet",
+				"--argocd-cp-creds-path=/opt/plugins/cp-creds",
 				"--metrics-bind-address=:8443",
 				"--metrics-secure=true",
 				"--health-probe-bind-address=:8081",
@@ -238,7 +250,7 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 			want: []string{
 				"--leader-elect=true",
 				"--leader-election-namespace=open-cluster-management",
-				"--feature-gates=ClusterProfile=false,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=false,ClusterProfileDirectAccess=false,ClusterProfileAgent=false,ClusterProfileMultiKueue=false",
+				"--feature-gates=ClusterProfile=false,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=false,ClusterProfileDirectAccess=false,ClusterProfileAgent=false,ClusterProfileMultiKueue=false,ClusterProfileArgoCD=false",
 				"--cleanup-disabled-features=false",
 				"--cluster-manager-name=open-cluster-management",
 				"--cluster-proxy-user-server-port=9092",
@@ -374,7 +386,9 @@ func TestSchemaAcceptsKubernetesShapedValues(t *testing.T) {
 
 // TestNoWildcardsAndSecretsOnlyWhereNeeded checks every rendered rule: no
 // wildcard anywhere; Secrets only by name, except for the syncer and its
-// cleanup, which are narrowed by the admission policy instead.
+// cleanup, which are narrowed by the admission policy instead, and the Argo
+// CD integration's Role in Argo CD's namespace alone, narrowed by the same
+// policy.
 func TestNoWildcardsAndSecretsOnlyWhereNeeded(t *testing.T) {
 	for _, v := range allVariants() {
 		t.Run(v.String(), func(t *testing.T) {
@@ -398,7 +412,8 @@ func TestNoWildcardsAndSecretsOnlyWhereNeeded(t *testing.T) {
 					if len(rule.NonResourceURLs) > 0 && !metricsReader {
 						t.Errorf("%s grants non-resource URLs: %+v", objectKey(u), rule)
 					}
-					broad := !strings.HasSuffix(u.GetName(), "-cred-syncer") && !strings.HasSuffix(u.GetName(), "-cleanup")
+					argoCDRole := u.GetKind() == "Role" && u.GetNamespace() == "argocd" && strings.HasSuffix(u.GetName(), "-argocd")
+					broad := !strings.HasSuffix(u.GetName(), "-cred-syncer") && !strings.HasSuffix(u.GetName(), "-cleanup") && !argoCDRole
 					if slices.Contains(rule.Resources, "secrets") && broad && len(rule.ResourceNames) == 0 {
 						t.Errorf("%s grants Secrets beyond named ones: %+v", objectKey(u), rule)
 					}
@@ -453,7 +468,7 @@ func TestCRDIsTheModulesCopy(t *testing.T) {
 }
 
 func TestRenderingIsDeterministic(t *testing.T) {
-	values := gates{true, true, true, true, true, true}.values(true)
+	values := allOn().values(true)
 	first, err := chartrender.Render(loadChart(t), defaultRelease, values)
 	if err != nil {
 		t.Fatal(err)
@@ -486,16 +501,23 @@ func TestPlainManifestsAreUpToDate(t *testing.T) {
 }
 
 // TestReleaseNamesThatLookLikeYAMLScalars: a release called "off" in a
-// namespace called "yes" must not turn labels or namespaces into booleans.
+// namespace called "yes", for an Argo CD namespace called "on", must not
+// turn labels or namespaces into booleans.
 func TestReleaseNamesThatLookLikeYAMLScalars(t *testing.T) {
 	rel := chartrender.Release{Name: "off", Namespace: "yes"}
-	for _, u := range render(t, rel, gates{true, true, true, true, true, true}.values(true)) {
+	values := allOn().values(true)
+	values["argocd"] = map[string]any{"namespace": "on"}
+	for _, u := range render(t, rel, values) {
 		labels, _, err := unstructured.NestedStringMap(u.Object, "metadata", "labels")
 		if err != nil || labels["app.kubernetes.io/instance"] != "off" {
 			t.Errorf("%s: labels %v (%v), want app.kubernetes.io/instance=off", objectKey(u), u.Object["metadata"], err)
 		}
-		if ns, found, err := unstructured.NestedString(u.Object, "metadata", "namespace"); found && (err != nil || ns != "yes") {
-			t.Errorf("%s: namespace %v (%v), want yes", objectKey(u), u.Object["metadata"], err)
+		want := "yes"
+		if strings.HasSuffix(u.GetName(), "-argocd") {
+			want = "on"
+		}
+		if ns, found, err := unstructured.NestedString(u.Object, "metadata", "namespace"); found && (err != nil || ns != want) {
+			t.Errorf("%s: namespace %v (%v), want %s", objectKey(u), u.Object["metadata"], err, want)
 		}
 	}
 }

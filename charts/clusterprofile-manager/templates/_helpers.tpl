@@ -34,7 +34,7 @@ system:serviceaccount:{{ .Release.Namespace }}:{{ include "cpm.fullname" . }}
 {{/* The --feature-gates value: every gate spelt out, on or off. */}}
 {{- define "cpm.featureGates" -}}
 {{- $g := .Values.featureGates -}}
-ClusterProfile={{ $g.clusterProfile }},ClusterProfileAccessProvider={{ $g.clusterProfileAccessProvider }},ClusterProfileCredSyncer={{ $g.clusterProfileCredSyncer }},ClusterProfileDirectAccess={{ $g.clusterProfileDirectAccess }},ClusterProfileAgent={{ $g.clusterProfileAgent }},ClusterProfileMultiKueue={{ $g.clusterProfileMultiKueue }}
+ClusterProfile={{ $g.clusterProfile }},ClusterProfileAccessProvider={{ $g.clusterProfileAccessProvider }},ClusterProfileCredSyncer={{ $g.clusterProfileCredSyncer }},ClusterProfileDirectAccess={{ $g.clusterProfileDirectAccess }},ClusterProfileAgent={{ $g.clusterProfileAgent }},ClusterProfileMultiKueue={{ $g.clusterProfileMultiKueue }},ClusterProfileArgoCD={{ $g.clusterProfileArgoCD }}
 {{- end -}}
 
 {{/*

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/argocd"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
@@ -103,6 +104,8 @@ type ManagerOptions struct {
 	ProxyEndpoint accessprovider.Endpoint
 	// MultiKueue configures the MultiKueue integration.
 	MultiKueue multikueue.Options
+	// ArgoCD configures the Argo CD integration.
+	ArgoCD argocd.Settings
 	// UnscopedTokens is where unscoped tokens go (everywhere when empty).
 	UnscopedTokens credsync.UnscopedTokens
 	// Facts is the write budget of drifting facts (off when zero).
@@ -148,6 +151,7 @@ func StartManager(t testing.TB, env *Env, opts ManagerOptions) (stop func()) {
 		CleanupDisabled:         opts.CleanupDisabled,
 		ProxyEndpoint:           opts.ProxyEndpoint,
 		MultiKueue:              opts.MultiKueue,
+		ArgoCD:                  opts.ArgoCD,
 		UnscopedTokens:          opts.UnscopedTokens,
 		Facts:                   opts.Facts,
 		GracefulShutdownTimeout: 5 * time.Second,

@@ -1,0 +1,87 @@
+package argocd
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/eventnote"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/fieldindex"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/filteredcache"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
+)
+
+// Options configure the capability.
+type Options struct {
+	Settings
+	// Entries builds, on the manager, the entries the hub publishes; nil
+	// publishes none, and no cluster Secret is written.
+	Entries func(mgr ctrl.Manager) (Entries, error)
+	// EntriesRequire are the APIs Entries reads.
+	EntriesRequire []schema.GroupVersionKind
+}
+
+// Capability is the Argo CD integration as the manager starts it: gate
+// ClusterProfileArgoCD. It has no teardown: its rights live in Argo CD's
+// namespace only while the gate is on (a Role there), and the cluster
+// Secrets it leaves behind hold no credential; the docs say how to delete
+// them.
+func Capability(opts Options) capability.Capability {
+	opts.Settings = opts.Settings.WithDefaults()
+	return capability.Capability{
+		Name:     "Argo CD integration",
+		Gate:     features.ClusterProfileArgoCD,
+		Requires: append(append([]schema.GroupVersionKind{clusterprofile.API}, membership.APIs...), opts.EntriesRequire...),
+		Indexes:  []fieldindex.Index{clusterprofile.NameIndex, membership.Index},
+		Setup: func(_ context.Context, mgr ctrl.Manager) error {
+			return Setup(mgr, opts)
+		},
+	}
+}
+
+// Setup registers the controller. Its Secret caches hold Argo CD's
+// namespace only: our cluster Secrets whole, every other Secret's metadata
+// (to leave alone one that holds a name we would write).
+func Setup(mgr ctrl.Manager, opts Options) error {
+	inNamespace := map[string]cache.Config{opts.Namespace: {}}
+	secrets, err := filteredcache.New(mgr, &corev1.Secret{}, cache.ByObject{Namespaces: inNamespace,
+		Label: labels.SelectorFromSet(labels.Set{LabelCreatedBy: opts.ManagerName})})
+	if err != nil {
+		return err
+	}
+	names, err := filteredcache.New(mgr, secretMetadata(), cache.ByObject{Namespaces: inNamespace})
+	if err != nil {
+		return err
+	}
+	r := &Reconciler{client: mgr.GetClient(), secrets: secrets, names: names, apiReader: mgr.GetAPIReader(),
+		recorder: eventnote.Truncating(mgr.GetEventRecorder(ControllerName)), settings: opts.Settings, reports: reportonce.New()}
+	if opts.Entries != nil {
+		if r.entries, err = opts.Entries(mgr); err != nil {
+			return err
+		}
+	}
+	b := ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
+		For(&cpv1alpha1.ClusterProfile{}, builder.WithPredicates(predicate.NewPredicateFuncs(r.inArgoCDNamespace))).
+		WatchesRawSource(source.Kind[client.Object](secrets, &corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.profileOfSecret))).
+		WatchesRawSource(source.Kind[client.Object](names, secretMetadata(), handler.EnqueueRequestsFromMapFunc(r.profileOfSecret)))
+	profiles := membership.ProfileMapper{Client: mgr.GetClient()}
+	b = profiles.Watch(b)
+	if r.entries != nil {
+		b = r.entries.Watch(b, profiles)
+	}
+	return b.Complete(r)
+}

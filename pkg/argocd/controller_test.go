@@ -1,0 +1,159 @@
+package argocd
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/internal/fakeclient"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
+	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
+)
+
+// publishes stands in for the access providers: every profile gets entry.
+type publishes struct{ entry *cpv1alpha1.AccessProvider }
+
+func (p publishes) Entries(context.Context, *cpv1alpha1.ClusterProfile) ([]cpv1alpha1.AccessProvider, error) {
+	if p.entry == nil {
+		return nil, nil
+	}
+	return []cpv1alpha1.AccessProvider{*p.entry}, nil
+}
+
+func (p publishes) Watch(b *builder.Builder, _ membership.ProfileMapper) *builder.Builder { return b }
+
+// argoCDWorld is a hub where Argo CD's namespace serves cluster c1 (bound
+// is false: the binding is gone), with c1's profile there.
+func argoCDWorld(bound bool, extra ...client.Object) []client.Object {
+	objects := []client.Object{
+		utiltesting.MakeManagedCluster("c1").ClusterSet("prod").Obj(),
+		utiltesting.MakeClusterSet("prod").Obj(),
+		utiltesting.NamespaceObj("argocd"),
+		publishedProfile(),
+	}
+	if bound {
+		objects = append(objects, utiltesting.MakeBinding("argocd", "prod").Bound(true).Obj())
+	}
+	return append(objects, extra...)
+}
+
+// written is wantSecret as this capability's field manager wrote it.
+func written() *corev1.Secret {
+	s := wantSecret("")
+	s.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1",
+		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{}}}`)}}}
+	return s
+}
+
+func handMade() *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "cluster-c1",
+		Labels: map[string]string{"argocd.argoproj.io/secret-type": "cluster"}},
+		Data: map[string][]byte{"name": []byte("c1"), "server": []byte("https://by-hand.example")}}
+}
+
+// TestReconcile runs Reconcile against a fake client with the production
+// indexes: want the Secrets of Argo CD's namespace, and the Events.
+func TestReconcile(t *testing.T) {
+	cases := map[string]struct {
+		objects    []client.Object
+		entry      *cpv1alpha1.AccessProvider
+		want       map[string]*corev1.Secret
+		wantEvents []string
+	}{
+		"a published profile gets its cluster Secret": {
+			objects: argoCDWorld(true), entry: proxyEntry(),
+			want: map[string]*corev1.Secret{"cluster-c1": wantSecret("")},
+		},
+		"a hand-made Secret of the name wins, reported": {
+			objects: argoCDWorld(true, handMade()), entry: proxyEntry(),
+			want: map[string]*corev1.Secret{"cluster-c1": handMade()},
+			wantEvents: []string{"Warning ArgoCDClusterSecretNameTaken Secret argocd/cluster-c1 exists and was not written for this ClusterProfile; " +
+				"leaving it alone (delete it to let Argo CD reach this cluster through the profile)."},
+		},
+		"the binding gone, ours goes": {
+			objects: argoCDWorld(false, written()), entry: proxyEntry(),
+			want: map[string]*corev1.Secret{},
+		},
+		"the binding gone, a hand-made one stays": {
+			objects: argoCDWorld(false, handMade()), entry: proxyEntry(),
+			want: map[string]*corev1.Secret{"cluster-c1": handMade()},
+		},
+		"no entry published: none, reported": {
+			objects: argoCDWorld(true),
+			want:    map[string]*corev1.Secret{},
+			wantEvents: []string{`Warning ArgoCDClusterAccessProviderMissing The access provider "open-cluster-management" publishes no entry for this cluster ` +
+				"(its gate is off, or it waits for what it needs), so Argo CD gets no cluster Secret for it."},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := fakeclient.Builder(tc.objects...).WithReturnManagedFields().Build()
+			recorder := events.NewFakeRecorder(10)
+			r := &Reconciler{client: c, secrets: labelledOnly{c}, names: c, apiReader: c, entries: publishes{tc.entry},
+				recorder: recorder, settings: testSettings, reports: reportonce.New()}
+			req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "argocd", Name: "c1"}}
+
+			if _, err := r.Reconcile(context.Background(), req); err != nil {
+				t.Fatalf("Reconcile: %v", err)
+			}
+
+			got := secretsIn(t, c)
+			for _, s := range tc.want {
+				s.TypeMeta = metav1.TypeMeta{}
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Secrets in argocd (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantEvents, utiltesting.DrainEvents(recorder)); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// labelledOnly reads like the cache of our Secrets, which holds only those
+// labelled ours.
+type labelledOnly struct{ client.Reader }
+
+func (l labelledOnly) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if err := l.Reader.Get(ctx, key, obj, opts...); err != nil {
+		return err
+	}
+	if obj.GetLabels()[LabelCreatedBy] == "" {
+		return notFound(key.Name)
+	}
+	return nil
+}
+
+// secretsIn returns the Secrets of Argo CD's namespace without the fields
+// the API server sets.
+func secretsIn(t *testing.T, c client.Client) map[string]*corev1.Secret {
+	t.Helper()
+	list := &corev1.SecretList{}
+	if err := c.List(context.Background(), list, client.InNamespace("argocd")); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*corev1.Secret{}
+	for i := range list.Items {
+		s := list.Items[i].DeepCopy()
+		s.ResourceVersion, s.ManagedFields, s.TypeMeta = "", nil, metav1.TypeMeta{}
+		out[s.Name] = s
+	}
+	return out
+}
+
+func notFound(name string) error {
+	return apierrors.NewNotFound(corev1.Resource("secrets"), name)
+}

@@ -1,0 +1,61 @@
+package argocd
+
+import (
+	"bytes"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// action is what one profile's cluster Secret needs.
+type action int
+
+const (
+	actionNone   action = iota
+	actionCreate        // no Secret holds the name
+	actionApply         // ours, not as wanted
+	actionDelete        // ours, no longer wanted
+	actionClash         // a Secret we did not write holds the name: never touched
+)
+
+func (a action) String() string {
+	return [...]string{"none", "create", "apply", "delete", "clash"}[a]
+}
+
+// plan compares our Secret of the name (current, from the cache of the
+// Secrets labelled ours; nil: none), whether any other Secret holds the
+// name (taken), and what is wanted (desired; nil: nothing). The label alone
+// tells ours here; the write path checks the field manager before it
+// changes or deletes anything.
+func plan(current *corev1.Secret, taken bool, desired *corev1.Secret) action {
+	switch {
+	case current != nil && !current.DeletionTimestamp.IsZero():
+		return actionNone // its delete event brings us back
+	case desired == nil && current != nil:
+		return actionDelete
+	case desired == nil:
+		return actionNone
+	case current == nil && taken:
+		return actionClash
+	case current == nil:
+		return actionCreate
+	case !upToDate(current, desired):
+		return actionApply
+	}
+	return actionNone
+}
+
+// upToDate tells whether current carries what desired says: type, labels,
+// data and the owner reference to the profile.
+func upToDate(current, desired *corev1.Secret) bool {
+	if current.Type != desired.Type || !maps.Equal(current.Labels, desired.Labels) ||
+		!maps.EqualFunc(current.Data, desired.Data, bytes.Equal) {
+		return false
+	}
+	for _, ref := range current.OwnerReferences {
+		if ref.UID == desired.OwnerReferences[0].UID {
+			return true
+		}
+	}
+	return false
+}
