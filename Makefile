@@ -43,8 +43,11 @@ STATICCHECK := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
 ACTIONLINT_VERSION ?= v1.7.12
 # Helm 4 for the chart's Helm 4 test (test/chart), built from its own module by hack/helm4.sh.
 HELM4_VERSION ?= v4.3.1
+# Argo CD's release whose own code checks the bundle's cluster Secrets in the end-to-end suite
+# (bin/argocd-check, built by hack/argocd.sh from its own module, hack/argocd, with Go 1.27).
+ARGOCD_VERSION ?= v3.6.1
 
-.PHONY: all build cp-creds envtest ocm-binaries test unit integration chart-test manifests dashboard prometheus chart-crd lint vet fmt bench demo clean image release-dry-run chart previous helm4
+.PHONY: all build cp-creds envtest ocm-binaries test unit integration chart-test manifests dashboard prometheus chart-crd lint vet fmt bench demo clean image release-dry-run chart previous helm4 argocd
 
 all: build
 
@@ -76,9 +79,10 @@ $(OCM_BIN_DIR)/.built-$(OCM_VERSION): hack/ocmlocal.sh hack/_upstreammirror/main
 
 ## test: unit and integration tests (build: test/ocmlocal runs bin/clusterprofile-agent and -manager;
 ## image: the e2e suite and the demo push bin/image to their local registry; cheap with a warm build cache)
-test: envtest ocm-binaries build image previous helm4
+test: envtest ocm-binaries build image previous helm4 argocd
 	$(GO) test ./... -count=1 -timeout 30m
 	cd hack/image && $(GO) test ./... -count=1
+	ARGOCD_VERSION=$(ARGOCD_VERSION) hack/argocd.sh test
 
 ## unit: tests that need no control plane (-short skips the end-to-end ones)
 unit:
@@ -164,6 +168,12 @@ previous:
 ## whose k8s.io modules are older than Helm 4's (cached per version, hack/helm4.sh)
 helm4:
 	HELM4_VERSION=$(HELM4_VERSION) HELM4_BIN=$(BIN)/helm4 hack/helm4.sh
+
+## argocd: argocd-check, Argo CD $(ARGOCD_VERSION)'s own code (util/db, gitops-engine's cache and sync,
+## ApplicationSet's generators) as a CLI for the end-to-end suite, built with Go 1.27 (which the go
+## command fetches) from its own module, hack/argocd; cached per version and source hash
+argocd:
+	ARGOCD_VERSION=$(ARGOCD_VERSION) ARGOCD_BIN=$(BIN)/argocd-check hack/argocd.sh
 
 ## chart: package the chart (version and appVersion checked against VERSION) into CHART_OUT (bin/)
 CHART_OUT ?= $(BIN)
