@@ -83,13 +83,14 @@ func (e *Env) bundle(version string, overrides map[string]any) (*chart.Chart, ma
 	if err != nil {
 		return nil, nil, err
 	}
-	values, err := e.bundleValues(overrides)
+	values, err := e.bundleValues(version == "", overrides)
 	return c, values, err
 }
 
 // bundleValues are InstallBundle's values with overrides merged in a map
-// deep.
-func (e *Env) bundleValues(overrides map[string]any) (map[string]any, error) {
+// deep; current says the chart is this release's (which has the Argo CD
+// gate).
+func (e *Env) bundleValues(current bool, overrides map[string]any) (map[string]any, error) {
 	proxy, err := url.Parse(e.Proxy.URL)
 	if err != nil {
 		return nil, fmt.Errorf("the user server's URL: %w", err)
@@ -108,6 +109,10 @@ func (e *Env) bundleValues(overrides map[string]any) (map[string]any, error) {
 		// The tag stays the chart's default, its appVersion: the registry
 		// holds each release's image under its version.
 		values["image"] = map[string]any{"repository": e.Registry.BundleRepository}
+	}
+	if e.opts.ArgoCD && current {
+		values["featureGates"].(map[string]any)["clusterProfileArgoCD"] = true
+		values["argocd"] = e.argoCDValues()
 	}
 	for key, override := range overrides {
 		if base, ok := values[key].(map[string]any); ok {

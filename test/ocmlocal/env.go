@@ -58,6 +58,10 @@ type Options struct {
 	// bin/), and Kueue's CRDs on every cluster (see kueue.go). It needs
 	// ClusterProxy for the profiles' open-cluster-management entry.
 	Kueue bool
+	// ArgoCD prepares Argo CD's namespace and turns the bundle's Argo CD
+	// integration on (this release's chart only: the previous one has no
+	// such gate), with cp-creds from the bundle's image (see argocd.go).
+	ArgoCD bool
 	// WorkDir holds certificates, kubeconfigs, data and one log per process.
 	// Default: a new temporary directory, removed by Stop unless KeepWorkDir.
 	WorkDir     string
@@ -104,6 +108,10 @@ type Env struct {
 	// KueuePlugin is the cp-creds Kueue's manager runs, when Options.Kueue
 	// is set: the bundle image's, with Options.Registry.
 	KueuePlugin string
+	// ArgoCDPlugin is the cp-creds the bundle's Argo CD cluster Secrets
+	// run, when Options.ArgoCD is set: the bundle image's, with
+	// Options.Registry.
+	ArgoCDPlugin string
 
 	opts     Options
 	bins     binaries
@@ -188,6 +196,11 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	}
 	if opts.Kueue {
 		if err := e.startKueue(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if opts.ArgoCD {
+		if err := e.startArgoCD(ctx); err != nil {
 			return nil, err
 		}
 	}

@@ -59,12 +59,12 @@ var MultiKueueClusterGVK = schema.GroupVersionKind{Group: "kueue.x-k8s.io", Vers
 
 var kueuePrograms = []string{"kueue", kueueModuleFile}
 
-// kueuePlugin is the cp-creds Kueue's manager runs: with Options.Registry
-// the bundle image's /cp-creds, as a Kueue pod mounts it from the image
-// (Kueue's own image cannot be pulled here, so its manager runs from its
-// binary and execs the plugin from the unpacked bundle image); else
+// imagePlugin is the cp-creds a consumer runs: with Options.Registry the
+// bundle image's /cp-creds, as a consumer's pod mounts it from the image
+// (Kueue's and Argo CD's own images cannot be pulled here, so they run from
+// their binaries and exec the plugin from the unpacked bundle image); else
 // bin/cp-creds.
-func (e *Env) kueuePlugin() (string, error) {
+func (e *Env) imagePlugin() (string, error) {
 	if e.Registry == nil {
 		return filepath.Join(RepoRoot(), "bin", "cp-creds"), nil
 	}
@@ -89,7 +89,7 @@ func (e *Env) startKueue(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if e.KueuePlugin, err = e.kueuePlugin(); err != nil {
+	if e.KueuePlugin, err = e.imagePlugin(); err != nil {
 		return err
 	}
 	config, err := kueueManagerConfig(chart.Values, consumer.SeedProviders(e.KueuePlugin))
