@@ -91,11 +91,12 @@ func run(m *testing.M) int {
 }
 
 // options are the suite's: two clusters, both addons, Kueue on the hub
-// (MultiKueue with ClusterProfiles, the consumer of kueue-system), and the
-// local registry with the bundle's image (bin/image), which the chart
-// installs from.
+// (MultiKueue with ClusterProfiles, the consumer of kueue-system), Argo
+// CD's namespace with the bundle's Argo CD integration on, and the local
+// registry with the bundle's image (bin/image), which the chart installs
+// from.
 func options() ocmlocal.Options {
-	return ocmlocal.Options{Clusters: 2, ManagedServiceAccount: true, ClusterProxy: true, Kueue: true, Registry: true,
+	return ocmlocal.Options{Clusters: 2, ManagedServiceAccount: true, ClusterProxy: true, Kueue: true, ArgoCD: true, Registry: true,
 		PreviousRelease: ocmlocal.PreviousReleaseDir(), KeepWorkDir: os.Getenv("E2E_KEEP_WORKDIR") != ""}
 }
 

@@ -149,6 +149,60 @@ func TestEveryPublishedProfileIsAnArgoCDCluster(t *testing.T) {
 	expectSecrets(t, ctx, "argocd", within, map[string]clusterView{})
 }
 
+// TestTakesOverFromTheLabsController follows docs/consumers.md's "Moving from
+// the labs controller": what argoproj-labs' clusterprofile-integration-for-argocd
+// leaves once stopped (its cluster-<profile> Secrets, labelled with the
+// profile's origin, and its finalizer on the profiles) holds the names
+// (reported) until the two commands of the docs remove it; then the
+// bundle's Secrets take the names, and a profile that goes is not held by
+// the finalizer.
+func TestTakesOverFromTheLabsController(t *testing.T) {
+	ctx := framework.ContextFor(t)
+	c := env.Client
+	framework.InstallClusterProxy(ctx, t, c, []byte("CA-1"))
+	const ns = "argocd-labs"
+	framework.CreateNamespace(ctx, t, c, ns)
+	framework.CreateClusterSet(ctx, t, c, utiltesting.MakeClusterSet("labs").Obj())
+	framework.CreateCluster(ctx, t, c, utiltesting.MakeManagedCluster("lab-c1").ClusterSet("labs").Obj())
+	labs := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cluster-lab-c1",
+		Labels: map[string]string{"argocd.argoproj.io/secret-type": "cluster", labsOrigin: ns + "-lab-c1"}},
+		Data: map[string][]byte{"name": []byte("lab-c1"), "server": []byte("https://lab-c1.example"), "config": []byte("{}")}}
+	NewWithT(t).Expect(c.Create(ctx, labs)).To(Succeed())
+	framework.StartManager(t, env, framework.ManagerOptions{Gates: gates, ArgoCD: argocd.Settings{Namespace: ns}})
+	framework.CreateBinding(ctx, t, c, utiltesting.MakeBinding(ns, "labs").Bound(true).Obj())
+	profile := &cpv1alpha1.ClusterProfile{}
+	NewWithT(t).Eventually(func() error {
+		return c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "lab-c1"}, profile)
+	}, framework.Timeout, framework.Interval).Should(Succeed())
+	framework.Update(ctx, t, c, profile, func(p *cpv1alpha1.ClusterProfile) { p.Finalizers = append(p.Finalizers, labsFinalizer) })
+	NewWithT(t).Eventually(func(g Gomega) []string {
+		return eventNotes(g, ctx, "lab-c1", argocd.ReasonNameTaken)
+	}, framework.Timeout, framework.Interval).Should(HaveLen(1), "the labs controller's Secret is reported")
+	expectSecrets(t, ctx, ns, time.Second, map[string]clusterView{"cluster-lab-c1": viewOf(NewWithT(t), labs)})
+
+	// kubectl -n argocd delete secret -l argocd.argoproj.io/cluster-profile-origin
+	NewWithT(t).Expect(c.DeleteAllOf(ctx, &corev1.Secret{}, client.InNamespace(ns), client.HasLabels{labsOrigin})).To(Succeed())
+	expectSecrets(t, ctx, ns, within, map[string]clusterView{"cluster-lab-c1": want(ns, "lab-c1", "labs", []byte("CA-1"))})
+	// kubectl -n argocd patch clusterprofile lab-c1 --type json -p '[{"op": "test", …}, {"op": "remove", …}]'
+	removeLabsFinalizer := []byte(`[{"op": "test", "path": "/metadata/finalizers/0", "value": "argoproj.io/cluster-profile-finalizer"},
+		{"op": "remove", "path": "/metadata/finalizers/0"}]`)
+	NewWithT(t).Expect(c.Patch(ctx, profile, client.RawPatch(types.JSONPatchType, removeLabsFinalizer))).To(Succeed())
+
+	NewWithT(t).Expect(c.Delete(ctx, &clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{
+		Namespace: ns, Name: "labs"}})).To(Succeed())
+	NewWithT(t).Eventually(func() bool {
+		return apierrors.IsNotFound(c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "lab-c1"}, &cpv1alpha1.ClusterProfile{}))
+	}, framework.Timeout, framework.Interval).Should(BeTrue(), "no finalizer holds the profile")
+	expectSecrets(t, ctx, ns, within, map[string]clusterView{})
+}
+
+// What argoproj-labs/clusterprofile-integration-for-argocd marks: its cluster
+// Secrets' origin label and its finalizer on the profiles it read.
+const (
+	labsOrigin    = "argocd.argoproj.io/cluster-profile-origin"
+	labsFinalizer = "argoproj.io/cluster-profile-finalizer"
+)
+
 // TestNoEntryNoClusterSecret: with the access provider the cluster Secrets
 // use turned off, a published profile gets none, and the profile says why.
 func TestNoEntryNoClusterSecret(t *testing.T) {
