@@ -143,11 +143,12 @@ bench: envtest build
 
 ## demo: start real OCM locally (hub, 2 klusterlets, addons, a registry with bin/image), install the
 ## bundle with its chart from that image, show profiles, agent health, a synced token, a request through
-## cp-creds and cluster-proxy, a consumer pod copying cp-creds from the image as the docs say, a live
+## cp-creds and cluster-proxy, a consumer pod copying cp-creds from the image as the docs say, Argo CD's
+## own code listing the clusters and syncing an Application to one (bin/argocd-check), a live
 ## change (DEMO_ARGS="-keep" keeps it up; needs root for the pod sandboxes)
 # Built and run as a binary, not with `go run`: go run exits 1 on Ctrl-C
 # whatever the program returns, and Ctrl-C is a normal way to end -keep.
-demo: envtest ocm-binaries build image
+demo: envtest ocm-binaries build image argocd
 	$(GO) build -o $(BIN)/clusterprofile-demo ./hack/demo
 	$(BIN)/clusterprofile-demo -bin $(BIN) $(DEMO_ARGS)
 

@@ -17,8 +17,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
@@ -45,10 +49,10 @@ func TestDocsPatchesMountCpCredsInArgoCD(t *testing.T) {
 	}
 	image, cpCredsPath := chartDefaults(t)
 	install := argoCDInstall(t)
-	cs := startAPIServer(t)
+	dyn := startAPIServer(t)
 	for _, file := range patches {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			patched := applyPatchFile(t, cs, install, file)
+			patched := applyPatchFile(t, dyn, install, file)
 			checkPatched(t, patched, image, cpCredsPath)
 		})
 	}
@@ -115,7 +119,7 @@ func argoCDInstall(t *testing.T) [][]byte {
 	}
 }
 
-func startAPIServer(t *testing.T) kubernetes.Interface {
+func startAPIServer(t *testing.T) dynamic.Interface {
 	t.Helper()
 	env := &envtest.Environment{BinaryAssetsDirectory: envtestAssets(t)}
 	cfg, err := env.Start()
@@ -123,17 +127,23 @@ func startAPIServer(t *testing.T) kubernetes.Interface {
 		t.Fatalf("starting envtest: %v", err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
-	cs := kubernetes.NewForConfigOrDie(cfg)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: argoNS}}
-	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
+	if _, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	return cs
+	return dynamic.NewForConfigOrDie(cfg)
+}
+
+// workloads are the kinds kubectl's patch commands name, by resource.
+var workloads = map[string]schema.GroupVersionKind{
+	"statefulset": appsv1.SchemeGroupVersion.WithKind("StatefulSet"),
+	"deployment":  appsv1.SchemeGroupVersion.WithKind("Deployment"),
 }
 
 // applyPatchFile creates the workload the file's kubectl command names, as
-// install.yaml has it, and patches it with the file; the pod template after.
-func applyPatchFile(t *testing.T, cs kubernetes.Interface, install [][]byte, file string) corev1.PodTemplateSpec {
+// install.yaml has it, and patches it with the file (a strategic merge
+// patch, kubectl patch's default); the pod template after.
+func applyPatchFile(t *testing.T, dyn dynamic.Interface, install [][]byte, file string) corev1.PodTemplateSpec {
 	t.Helper()
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -143,52 +153,45 @@ func applyPatchFile(t *testing.T, cs kubernetes.Interface, install [][]byte, fil
 	if command == nil || command[3] != filepath.Base(file) {
 		t.Fatalf("%s tells no `kubectl -n argocd patch <kind> <name> --patch-file %s`", file, filepath.Base(file))
 	}
-	kind, name := command[1], command[2]
+	gvk, name := workloads[command[1]], command[2]
 	patch, err := yaml.YAMLToJSON(data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	switch kind {
-	case "statefulset":
-		sts := &appsv1.StatefulSet{}
-		installed(t, install, "StatefulSet", name, sts)
-		if _, err := cs.AppsV1().StatefulSets(argoNS).Create(ctx, sts, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if sts, err = cs.AppsV1().StatefulSets(argoNS).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
-			t.Fatalf("kubectl patch statefulset %s: %v", name, err)
-		}
-		return sts.Spec.Template
-	default:
-		d := &appsv1.Deployment{}
-		installed(t, install, "Deployment", name, d)
-		if _, err := cs.AppsV1().Deployments(argoNS).Create(ctx, d, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if d, err = cs.AppsV1().Deployments(argoNS).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
-			t.Fatalf("kubectl patch deployment %s: %v", name, err)
-		}
-		return d.Spec.Template
+	resource := dyn.Resource(gvk.GroupVersion().WithResource(command[1] + "s")).Namespace(argoNS)
+	if _, err := resource.Create(ctx, installed(t, install, gvk.Kind, name), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
+	patched, err := resource.Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		t.Fatalf("kubectl patch %s %s: %v", command[1], name, err)
+	}
+	raw, _, err := unstructured.NestedMap(patched.Object, "spec", "template")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var template corev1.PodTemplateSpec
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &template); err != nil {
+		t.Fatal(err)
+	}
+	return template
 }
 
-// installed decodes install.yaml's object of that kind and name.
-func installed(t *testing.T, install [][]byte, kind, name string, into metav1.Object) {
+// installed is install.yaml's object of that kind and name, in argocd.
+func installed(t *testing.T, install [][]byte, kind, name string) *unstructured.Unstructured {
 	t.Helper()
 	for _, doc := range install {
-		var meta metav1.PartialObjectMetadata
-		if err := yaml.Unmarshal(doc, &meta); err != nil || meta.Kind != kind || meta.Name != name {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(doc, &u.Object); err != nil || u.GetKind() != kind || u.GetName() != name {
 			continue
 		}
-		if err := yaml.Unmarshal(doc, into); err != nil {
-			t.Fatal(err)
-		}
-		into.SetNamespace(argoNS)
-		return
+		u.SetNamespace(argoNS)
+		return u
 	}
 	t.Fatalf("Argo CD's install.yaml has no %s %s", kind, name)
+	return nil
 }
 
 // checkPatched: every container install.yaml had is there with its image,

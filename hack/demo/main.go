@@ -103,7 +103,7 @@ func run(opts options) error {
 func play(ctx context.Context, opts options, start time.Time) error {
 	step("Starting a local Open Cluster Management: a hub and 2 managed clusters, as processes on 127.0.0.1")
 	env, err := ocmlocal.Start(ctx, ocmlocal.Options{Clusters: 2, ManagedServiceAccount: true, ClusterProxy: true,
-		Registry: true, Progress: indentWriter{os.Stdout}})
+		ArgoCD: true, Registry: true, Progress: indentWriter{os.Stdout}})
 	if err != nil {
 		return err
 	}

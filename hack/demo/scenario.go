@@ -53,7 +53,7 @@ func (d *demo) scenario(ctx context.Context) error {
 	}
 	steps := []func(context.Context) error{
 		d.showClusters, d.installBundle, d.prepareFleet, d.showProfiles,
-		d.showAgentConditions, d.showRunningFromTheImage, d.showSyncedToken, d.realRequest, d.podFromTheDocs, d.liveChange,
+		d.showAgentConditions, d.showRunningFromTheImage, d.showSyncedToken, d.realRequest, d.podFromTheDocs, d.argoCD, d.liveChange,
 	}
 	for _, s := range steps {
 		if err := s(ctx); err != nil {
