@@ -151,22 +151,23 @@ func (r *Reconciler) revoke(ctx context.Context, profile *cpv1alpha1.ClusterProf
 		return ctrl.Result{RequeueAfter: wait}, err
 	}
 	r.unserved.forget(key)
-	restored := r.revocations.revoked(key, r.now())
 	if withdraw != nil {
 		ctrl.LoggerFrom(ctx).V(2).Info("Withdrawing access provider entry from a profile the hub does not publish", "entry", r.entryName())
 		if profile, err = r.writer.Execute(ctx, withdraw); err != nil {
 			return clusterprofile.ResultFor(ctx, err)
 		}
 	}
-	if profile.Spec.ClusterManager.Name != r.managerName || !hasEntry(profile, r.entryName()) {
-		return ctrl.Result{}, nil
+	if profile.Spec.ClusterManager.Name == r.managerName && hasEntry(profile, r.entryName()) {
+		ctrl.LoggerFrom(ctx).Info("Removing an access provider entry another writer put on a profile the hub does not publish",
+			"entry", r.entryName(), "writers", profilewrite.EntryServerWriters(profile, r.entryName()), "putBackTimes", r.revocations.times(key))
+		if _, err := r.writer.RemoveEntry(ctx, profile, r.entryName()); err != nil {
+			// Not recorded: a failed revocation is retried at once, not
+			// after the pause an entry put back waits.
+			return clusterprofile.ResultFor(ctx, err)
+		}
+		metrics.UpstreamWriteRevoked(metrics.KindEntry)
 	}
-	ctrl.LoggerFrom(ctx).Info("Removing an access provider entry another writer put on a profile the hub does not publish",
-		"entry", r.entryName(), "writers", profilewrite.EntryServerWriters(profile, r.entryName()), "putBackTimes", restored)
-	if _, err := r.writer.RemoveEntry(ctx, profile, r.entryName()); err != nil {
-		return clusterprofile.ResultFor(ctx, err)
-	}
-	metrics.UpstreamWriteRevoked(metrics.KindEntry)
+	r.revocations.revoked(key, r.now())
 	return ctrl.Result{}, nil
 }
 

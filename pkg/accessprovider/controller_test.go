@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
@@ -16,6 +17,7 @@ import (
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
@@ -242,6 +244,36 @@ func TestRevocationNeverYields(t *testing.T) {
 	_, got = reconcileProfile(t, r, c, client.ObjectKeyFromObject(unpublished))
 	if len(got.Status.AccessProviders) != 0 {
 		t.Errorf("an unpublished profile keeps %v while the twin writes; want it revoked", got.Status.AccessProviders)
+	}
+}
+
+// TestAFailedRevocationIsRetriedAtOnce: a revocation the API server refuses
+// because the profile changed since it was read is retried soon and not
+// counted as done: the retry removes the entry without waiting the pause of
+// an entry put back.
+func TestAFailedRevocationIsRetriedAtOnce(t *testing.T) {
+	theirs := directEntry()
+	theirs.Cluster.Server = "https://written-by-another-writer.example"
+	unpublished := withEntries(utiltesting.MakeClusterProfile("unbound", "c1", testManager).Obj(), theirs)
+	refusals := 1
+	c := fakeclient.Builder(append(servedWorld(), unpublished)...).WithInterceptorFuncs(interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			if refusals > 0 {
+				refusals--
+				return apierrors.NewConflict(cpv1alpha1.GroupVersion.WithResource("clusterprofiles").GroupResource(), obj.GetName(), nil)
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		}}).Build()
+	r := NewReconciler(c, &Direct{Reader: c, Name: "direct"}, testManager, nil)
+	key := client.ObjectKeyFromObject(unpublished)
+
+	result, got := reconcileProfile(t, r, c, key)
+	if len(got.Status.AccessProviders) != 1 || result.RequeueAfter == 0 || result.RequeueAfter > time.Second {
+		t.Fatalf("the refused removal: entries %v, requeue after %s; want the entry kept and a retry within a second", got.Status.AccessProviders, result.RequeueAfter)
+	}
+	result, got = reconcileProfile(t, r, c, key)
+	if len(got.Status.AccessProviders) != 0 || result.RequeueAfter != 0 {
+		t.Errorf("the retry: entries %v, requeue after %s; want the entry removed at once", got.Status.AccessProviders, result.RequeueAfter)
 	}
 }
 

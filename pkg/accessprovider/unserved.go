@@ -88,14 +88,19 @@ func (r *revocations) wait(key types.NamespacedName, now time.Time) time.Duratio
 	return max(pause-now.Sub(last.at), 0)
 }
 
-// revoked records a revocation and returns how many came before it: each
-// is an entry put back since.
-func (r *revocations) revoked(key types.NamespacedName, now time.Time) int {
+// revoked records a revocation done.
+func (r *revocations) revoked(key types.NamespacedName, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	before := r.last[key].times
-	r.last[key] = revocation{times: before + 1, at: now}
-	return before
+	r.last[key] = revocation{times: r.last[key].times + 1, at: now}
+}
+
+// times is how many revocations were done: each after the first is an
+// entry put back.
+func (r *revocations) times(key types.NamespacedName) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.last[key].times
 }
 
 // forget drops a profile that is published again or gone.

@@ -134,8 +134,9 @@ func (w *Writer) Withdraw(ctx context.Context, reader client.Reader, p *cpv1alph
 // not allow on p that another writer (an upstream twin, whoever may write
 // the status) owns, which a withdrawal (Withdraw, an apply) cannot take
 // away. It is a JSON patch that tests p's resourceVersion and the entry's
-// place first, so it removes exactly what was read; a conflict fails it.
-// It returns the profile as stored, or p when it holds no such entry.
+// place first, so it removes exactly what was read; p changed since it was
+// read fails it with a Conflict, as any stale write does. It returns the
+// profile as stored, or p when it holds no such entry.
 func (w *Writer) RemoveEntry(ctx context.Context, p *cpv1alpha1.ClusterProfile, name string) (*cpv1alpha1.ClusterProfile, error) {
 	i := slices.IndexFunc(p.Status.AccessProviders, func(e cpv1alpha1.AccessProvider) bool { return e.Name == name })
 	if i < 0 {
@@ -151,6 +152,11 @@ func (w *Writer) RemoveEntry(ctx context.Context, p *cpv1alpha1.ClusterProfile, 
 	}
 	patched := p.DeepCopy()
 	err = w.client.Status().Patch(ctx, patched, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(w.identity.FieldManager))
+	if apierrors.IsInvalid(err) {
+		// The API server answers a failed test op as an invalid patch; the
+		// patch is well-formed, so p changed since it was read.
+		err = apierrors.NewConflict(cpv1alpha1.GroupVersion.WithResource("clusterprofiles").GroupResource(), p.Name, err)
+	}
 	return w.wrote(patched, metrics.OpStatus, err, fmt.Sprintf("removing entry %q from ClusterProfile %s/%s", name, p.Namespace, p.Name))
 }
 

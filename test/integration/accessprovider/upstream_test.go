@@ -9,10 +9,13 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 )
 
@@ -180,4 +183,31 @@ func eventNotes(g Gomega, kind, name, reason string) []string {
 		notes = append(notes, e.Note)
 	}
 	return notes
+}
+
+// TestRemovingAnEntryFromAStaleReadIsAConflict: Writer.RemoveEntry removes
+// exactly what was read; from a profile that changed since, the API server
+// refuses the patch (its resourceVersion test fails), which the writer
+// reports as a Conflict, as any stale write, and nothing is removed.
+func TestRemovingAnEntryFromAStaleReadIsAConflict(t *testing.T) {
+	ctx := framework.ContextFor(t)
+	c := env.Client
+	framework.CreateNamespace(ctx, t, c, "stale-ns")
+	createUnservedProfile(ctx, t, "stale-ns", "stale-c1")
+	applyStatusAs(t, "cluster-proxy", `{"apiVersion":"multicluster.x-k8s.io/v1alpha1","kind":"ClusterProfile",
+		"metadata":{"name":"stale-c1","namespace":"stale-ns"},"status":{"accessProviders":[{"name":"open-cluster-management",
+		"cluster":{"server":"https://cluster-proxy-addon-user.open-cluster-management-addon:9092/stale-c1"}}]}}`)
+	stale := getProfile(NewWithT(t), ctx, "stale-ns", "stale-c1")
+	framework.Update(ctx, t, c, getProfile(NewWithT(t), ctx, "stale-ns", "stale-c1"), func(p *cpv1alpha1.ClusterProfile) {
+		p.Labels["team"] = "a"
+	})
+	writer := clusterprofile.NewWriter(profilewrite.Identity{FieldManager: "clusterprofile-access-proxy"}, c)
+
+	_, err := writer.RemoveEntry(ctx, stale, "open-cluster-management")
+	NewWithT(t).Expect(apierrors.IsConflict(err)).To(BeTrue(), "a stale read: %v", err)
+	NewWithT(t).Expect(entries(getProfile(NewWithT(t), ctx, "stale-ns", "stale-c1"))).To(HaveKey("open-cluster-management"))
+
+	_, err = writer.RemoveEntry(ctx, getProfile(NewWithT(t), ctx, "stale-ns", "stale-c1"), "open-cluster-management")
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	NewWithT(t).Expect(entries(getProfile(NewWithT(t), ctx, "stale-ns", "stale-c1"))).To(BeEmpty())
 }
