@@ -103,7 +103,8 @@ func (a *argoCD) clusters() ocmlocal.ArgoCDClusters {
 }
 
 // syncAndPrune syncs an Application's manifests to cluster1 with
-// gitops-engine, then prunes them; cluster1's admin sees both.
+// gitops-engine, then prunes them; cluster1's admin sees both. Then the
+// cache of cluster2 syncs too.
 func (a *argoCD) syncAndPrune(ctx context.Context) {
 	g := a.g
 	manifests := filepath.Join(a.t.TempDir(), "app")
@@ -123,6 +124,10 @@ func (a *argoCD) syncAndPrune(ctx context.Context) {
 	g.Eventually(func() bool {
 		return apierrors.IsNotFound(managed.Get(ctx, key("", "e2e-argocd"), &corev1.Namespace{}))
 	}).Should(BeTrue(), "the Application's namespace pruned from cluster1")
+	// Nothing to apply on cluster2: gitops-engine's cache of it syncs.
+	a.run(&synced, "sync", "--cluster", "cluster2", "--app", "e2e-argocd", "--manifests", manifests)
+	g.Expect(synced.CacheSynced).To(BeTrue(), "gitops-engine's cache of cluster2: %+v", synced)
+	g.Expect(synced.Phase).To(Equal("Succeeded"), "%+v", synced)
 }
 
 // generators: ApplicationSet's cluster generator selects by a label just
@@ -147,13 +152,15 @@ func (a *argoCD) generators(ctx context.Context) {
 	g.Expect(params.names("name")).To(Equal([]string{"cluster1"}), "each decision resolves to the bundle's cluster Secret")
 }
 
-// refusesForgedServer: a cluster Secret forged to send cluster1's token to
-// another server gets nothing from cp-creds, Argo CD reports its connection
-// error, and the other clusters are untouched. client-go leaves an exec
+// refusesForgedServer: a profile forged in argocd gets no cluster Secret,
+// and a cluster Secret forged to send cluster1's token to another server
+// gets nothing from cp-creds: Argo CD reports its connection error, and the
+// other clusters are untouched. client-go leaves an exec
 // plugin's stderr on the caller's and names only its exit code in the
 // error.
 func (a *argoCD) refusesForgedServer(ctx context.Context) {
 	g := a.g
+	forgedProfile := forgeProfile(ctx, g, "cluster1", "cluster9")
 	forged := forgedClusterSecret(ctx, g)
 	var clusters ocmlocal.ArgoCDClusters
 	g.Eventually(func() string {
@@ -163,6 +170,35 @@ func (a *argoCD) refusesForgedServer(ctx context.Context) {
 	g.Expect(a.stderr).To(ContainSubstring(fmt.Sprintf("refusing to send the token of cluster %q to %s", "cluster1", env.Clusters[1].URL)),
 		"cp-creds refuses a server the hub did not publish")
 	g.Expect(clusters.Reached()).To(Equal(everyCluster), "the forged Secret changes no other cluster")
+	g.Expect(clusters.Named(forgedProfile)).To(Equal(ocmlocal.ArgoCDCluster{}), "a forged profile is no Argo CD cluster")
+	g.Expect(apierrors.IsNotFound(hub.Get(ctx, key(argoCDNS, argocd.SecretName(forgedProfile)), &corev1.Secret{}))).
+		To(BeTrue(), "no cluster Secret for a forged profile")
+	g.Expect(hub.Delete(ctx, &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Namespace: argoCDNS, Name: forgedProfile}})).To(Succeed())
+	g.Expect(hub.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: argoCDNS, Name: argocd.SecretName(forged)}})).To(Succeed())
+}
+
+// forgeProfile is what someone who may write profiles in argocd can make:
+// a copy of a published profile, labels, spec and entries, under another
+// cluster's name, which the hub publishes nowhere. A copy that names the
+// bundle's cluster manager is the mirror's to judge, and the mirror deletes
+// it at once (a profile of its own it does not want); one that names
+// another manager stays, and must still get nothing. Its name.
+func forgeProfile(ctx context.Context, g Gomega, from, name string) string {
+	published := &cpv1alpha1.ClusterProfile{}
+	g.Expect(hub.Get(ctx, key(argoCDNS, from), published)).To(Succeed())
+	ours := &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Namespace: argoCDNS, Name: name, Labels: published.Labels},
+		Spec: published.Spec}
+	g.Expect(hub.Create(ctx, ours)).To(Succeed())
+	g.Eventually(func() bool { return apierrors.IsNotFound(hub.Get(ctx, key(argoCDNS, name), ours)) }).
+		Should(BeTrue(), "the mirror deletes a forged profile in its cluster manager's name")
+
+	forged := &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Namespace: argoCDNS, Name: name, Labels: published.Labels},
+		Spec: published.Spec}
+	forged.Spec.ClusterManager.Name = "forger"
+	g.Expect(hub.Create(ctx, forged)).To(Succeed())
+	forged.Status = published.Status
+	g.Expect(hub.Status().Update(ctx, forged)).To(Succeed())
+	return name
 }
 
 // tokenID is a service account token's jti claim, which the API server
