@@ -32,6 +32,8 @@ LDFLAGS := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).revision=$(GIT
 IMAGE_LAYOUT ?= $(BIN)/image
 IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
 IMAGE_SOURCE ?= https://github.com/open-cluster-management-io/clusterprofile-bundle
+# Where a release pushes the image and the chart (the release workflow's REGISTRY).
+REGISTRY ?= ghcr.io/open-cluster-management-io
 
 CHART_DIR := charts/clusterprofile-manager
 CLUSTERPROFILE_CRD := multicluster.x-k8s.io_clusterprofiles.yaml
@@ -176,10 +178,11 @@ helm4:
 argocd:
 	ARGOCD_VERSION=$(ARGOCD_VERSION) ARGOCD_BIN=$(BIN)/argocd-check hack/argocd.sh
 
-## chart: package the chart (version and appVersion checked against VERSION) into CHART_OUT (bin/)
+## chart: package the chart (version and appVersion checked against VERSION, image.repository
+## against $(REGISTRY)/clusterprofile-bundle) into CHART_OUT (bin/)
 CHART_OUT ?= $(BIN)
 chart:
-	$(GO) run ./hack/chart -out $(CHART_OUT) -version $(VERSION)
+	$(GO) run ./hack/chart -out $(CHART_OUT) -version $(VERSION) -image-repository $(REGISTRY)/clusterprofile-bundle
 
 ## release-dry-run: every artefact the release workflow publishes, into bin/release/, pushing
 ## nothing: the image layout (release/image) and its SBOMs, the chart archive, cp-creds and

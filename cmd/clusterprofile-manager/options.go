@@ -31,7 +31,7 @@ import (
 
 // agentImageRepository is the bundle image's; the chart passes the image it
 // deploys.
-const agentImageRepository = "quay.io/open-cluster-management/clusterprofile-bundle"
+const agentImageRepository = "ghcr.io/open-cluster-management-io/clusterprofile-bundle"
 
 // agentImageFor is the bundle image of a release version: the image that
 // release publishes, or latest for a build that knows no version.

@@ -114,9 +114,9 @@ func TestUnscopedTokensGoEverywhereUnlessAskedOtherwise(t *testing.T) {
 
 func TestAgentImageFollowsTheRelease(t *testing.T) {
 	for release, want := range map[string]string{
-		"0.1.0":         "quay.io/open-cluster-management/clusterprofile-bundle:0.1.0",
-		version.Unknown: "quay.io/open-cluster-management/clusterprofile-bundle:latest",
-		"":              "quay.io/open-cluster-management/clusterprofile-bundle:latest",
+		"0.1.0":         "ghcr.io/open-cluster-management-io/clusterprofile-bundle:0.1.0",
+		version.Unknown: "ghcr.io/open-cluster-management-io/clusterprofile-bundle:latest",
+		"":              "ghcr.io/open-cluster-management-io/clusterprofile-bundle:latest",
 	} {
 		if got := agentImageFor(release); got != want {
 			t.Errorf("agentImageFor(%q) = %q, want %q", release, got, want)

@@ -227,7 +227,7 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 				"--mirror-workers=4",
 				"--facts-min-interval=0", "--facts-significant-change=0.25", "--facts-refresh=2h",
 				"--unscoped-tokens=nowhere",
-				"--agent-image=quay.io/open-cluster-management/clusterprofile-bundle:0.1.0",
+				"--agent-image=ghcr.io/open-cluster-management-io/clusterprofile-bundle:0.1.0",
 				"--agent-period=1m",
 				"--agent-lease-stale-after=2m",
 				"--agent-unhealthy-node-tolerance=2",
@@ -322,7 +322,7 @@ func TestDeploymentIsHardenedAndProbed(t *testing.T) {
 
 func TestImageTagDefaultsToTheAppVersion(t *testing.T) {
 	c := managerContainer(t, render(t, defaultRelease, nil))
-	want := "quay.io/open-cluster-management/clusterprofile-bundle:" + loadChart(t).Metadata.AppVersion
+	want := "ghcr.io/open-cluster-management-io/clusterprofile-bundle:" + loadChart(t).Metadata.AppVersion
 	if c["image"] != want {
 		t.Errorf("image = %v, want %s", c["image"], want)
 	}

@@ -61,7 +61,7 @@ func TestRegistryServesTheLayoutsImage(t *testing.T) {
 	if desc.Digest != want {
 		t.Errorf("%s is %s, want %s", ref, desc.Digest, want)
 	}
-	if !e.Registry.Holds(e.Registry.BundleReference()) || e.Registry.Holds("quay.io/open-cluster-management/clusterprofile-bundle:"+version) {
+	if !e.Registry.Holds(e.Registry.BundleReference()) || e.Registry.Holds("ghcr.io/open-cluster-management-io/clusterprofile-bundle:"+version) {
 		t.Error("Holds tells the local registry's images from others wrongly")
 	}
 	if e.Registry.PreviousVersion != previousVersion {
