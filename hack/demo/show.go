@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -105,9 +106,12 @@ func (d *demo) showAgentConditions(ctx context.Context) error {
 		if err := d.hub.Get(ctx, key, p); err != nil {
 			return false, err
 		}
-		return meta.FindStatusCondition(p.Status.Conditions, agentapi.ConditionAllNodesHealthy) != nil, nil
+		return meta.FindStatusCondition(p.Status.Conditions, agentapi.ConditionAllNodesHealthy) != nil && property(p, agentapi.ClaimNodes) == "1", nil
 	})
 	if err != nil {
+		return err
+	}
+	if err := d.showNodeLag(ctx, "cluster1"); err != nil {
 		return err
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 3, ' ', 0)
@@ -122,6 +126,33 @@ func (d *demo) showAgentConditions(ctx context.Context) error {
 		}
 	}
 	return w.Flush()
+}
+
+// showNodeLag prints how long after the cluster's node registered its
+// profile counted it: a significant change of the facts, which the agent
+// and the mirror each publish within KEP-4322's 30 s.
+func (d *demo) showNodeLag(ctx context.Context, cluster string) error {
+	cs, err := d.env.Cluster(cluster).Clientset()
+	if err != nil {
+		return err
+	}
+	node, err := cs.CoreV1().Nodes().Get(ctx, cluster+"-node", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("    %s's node registered at %s; its profile counts it (%s=1) %s later\n", cluster,
+		node.CreationTimestamp.Format(time.TimeOnly), agentapi.ClaimNodes, time.Since(node.CreationTimestamp.Time).Round(time.Second))
+	return nil
+}
+
+// property is the value of the profile's property of that name, or "".
+func property(p *cpv1alpha1.ClusterProfile, name string) string {
+	for _, prop := range p.Status.Properties {
+		if prop.Name == name {
+			return prop.Value
+		}
+	}
+	return ""
 }
 
 // showSyncedToken waits for the token copy of cluster1 in kueue-system and

@@ -72,7 +72,7 @@ func TestManifestsPerCluster(t *testing.T) {
 				"--addon-namespace=" + tc.namespace,
 				"--period=30s",
 				"--lease-stale-after=1m0s",
-				"--unhealthy-node-tolerance=0", "--facts-min-interval=5m0s", "--facts-significant-change=0.1", "--facts-refresh=1h0m0s",
+				"--unhealthy-node-tolerance=0", "--facts-min-interval=30s", "--facts-significant-change=0.1", "--facts-refresh=1h0m0s",
 				"--health-probe-bind-address=:8081",
 			}
 			if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
@@ -117,7 +117,7 @@ func TestManagedClusterRBACNamesTheAgentsOwnObjects(t *testing.T) {
 	claims := "cluster.open-cluster-management.io"
 	leases := "coordination.k8s.io"
 	want := []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list"}},
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list", "watch"}},
 		{NonResourceURLs: []string{"/readyz"}, Verbs: []string{"get"}},
 		{APIGroups: []string{claims}, Resources: []string{"clusterclaims"}, Verbs: []string{"list", "create"}},
 		{APIGroups: []string{claims}, Resources: []string{"clusterclaims"}, ResourceNames: agentapi.Claims, Verbs: []string{"update", "delete"}},

@@ -77,7 +77,7 @@ func clusterRole() *rbacv1.ClusterRole {
 		ObjectMeta: metav1.ObjectMeta{Name: clusterRoleName},
 		Rules: []rbacv1.PolicyRule{
 			// Node health and capacity.
-			{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list"}},
+			{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list", "watch"}},
 			// The API server's own readiness checks (etcd included).
 			{NonResourceURLs: []string{"/readyz"}, Verbs: []string{"get"}},
 			// Node facts travel to the hub as ClusterClaims, through the

@@ -4,7 +4,9 @@
 // scheduler leader Leases) and the nodes (AllNodesHealthy, counts, capacity),
 // reports the two conditions on its ManagedClusterAddOn on the hub and the
 // node facts as ClusterClaims on the managed cluster, writing only what
-// changed and never more often than MinWriteInterval. Setup puts it on a
+// changed and never more often than MinWriteInterval; a node joining,
+// leaving or changing its health starts a round at once (watchNodes), and a
+// write held back goes out when its budget allows. Setup puts it on a
 // controller-runtime manager for the managed cluster: the probe loop and the
 // addon lease updater as runnables, its liveness and readiness as checks.
 package agent
@@ -124,6 +126,12 @@ type Agent struct {
 	hubReadAt       time.Time
 	lastHubWrite    time.Time
 	lastClaimsWrite time.Time
+	// heldUntil is when the earliest write the last round held back may go
+	// out (zero: none held).
+	heldUntil time.Time
+
+	// kick asks the loop for a round before the period ends (watchNodes).
+	kick chan struct{}
 
 	// Probes and the addon lease read these from other goroutines.
 	started        time.Time
@@ -146,21 +154,58 @@ func New(opts Options, clients Clients, clk clock.WithTicker) (*Agent, error) {
 		clock:      clk,
 		started:    clk.Now(),
 		firstRound: make(chan struct{}),
+		kick:       make(chan struct{}, 1),
 	}, nil
 }
 
-// Run probes and reports every period until ctx ends, then returns nil.
+// Run probes and reports every period, when a node changes, and when a
+// held write may go out, until ctx ends; then it returns nil.
 func (a *Agent) Run(ctx context.Context) error {
 	ctrl.LoggerFrom(ctx).Info("Starting clusterprofile-agent", "cluster", a.opts.ClusterName, "addonNamespace", a.opts.AddonNamespace,
 		"period", a.opts.Period.String(), "minWriteInterval", a.opts.MinWriteInterval.String())
+	go a.watchNodes(ctx)
 	ticker := a.clock.NewTicker(a.opts.Period)
 	defer ticker.Stop()
 	for {
+		a.heldUntil = time.Time{}
 		a.round(ctx)
+		if !a.waitForNextRound(ctx, ticker.C()) {
+			return nil
+		}
+	}
+}
+
+// waitForNextRound returns when the next round is due: the period ends, a
+// write the last round held back may go out, or a node changed (no sooner
+// than minKickedRoundGap after the last round, and never later than the
+// other two). False when ctx ended.
+func (a *Agent) waitForNextRound(ctx context.Context, period <-chan time.Time) bool {
+	var held, kicked <-chan time.Time
+	if !a.heldUntil.IsZero() {
+		timer := a.clock.NewTimer(max(a.heldUntil.Sub(a.clock.Now()), 0))
+		defer timer.Stop()
+		held = timer.C()
+	}
+	for {
 		select {
 		case <-ctx.Done():
-			return nil
-		case <-ticker.C():
+			return false
+		case <-period:
+			return true
+		case <-held:
+			return true
+		case <-kicked:
+			return true
+		case <-a.kick:
+			gap := minKickedRoundGap - a.clock.Since(time.Unix(0, a.lastRound.Load()))
+			if gap <= 0 {
+				return true
+			}
+			if kicked == nil {
+				timer := a.clock.NewTimer(gap)
+				defer timer.Stop()
+				kicked = timer.C()
+			}
 		}
 	}
 }
@@ -301,9 +346,11 @@ func (a *Agent) reportClaims(ctx context.Context, want map[string]string, now ti
 	switch {
 	case !facts.Publish:
 		logger.V(4).Info("ClusterClaims changed; held back by the facts' write budget", "change", facts.Change.String(), "wait", facts.Wait.String())
+		a.holdUntil(now.Add(facts.Wait))
 		return nil
 	case !a.due(a.lastClaimsWrite, now):
 		logger.V(4).Info("ClusterClaims changed; writing after the minimum interval", "lastWrite", a.lastClaimsWrite)
+		a.holdUntil(a.lastClaimsWrite.Add(a.opts.MinWriteInterval))
 		return nil
 	}
 	a.lastClaimsWrite = now
@@ -327,6 +374,7 @@ func (a *Agent) reportHub(ctx context.Context, want []metav1.Condition, now time
 		return nil
 	case !a.due(a.lastHubWrite, now):
 		logger.V(4).Info("Hub conditions changed; writing after the minimum interval", "lastWrite", a.lastHubWrite)
+		a.holdUntil(a.lastHubWrite.Add(a.opts.MinWriteInterval))
 		return nil
 	}
 	// A failed attempt counts too: an unreachable hub is not hammered.

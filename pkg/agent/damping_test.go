@@ -29,13 +29,13 @@ func TestClaimsFollowTheFactsBudget(t *testing.T) {
 		published string
 	}{
 		{at: 0, nodes: "10", published: "10"},
-		{at: 30 * time.Second, nodes: "11", published: "10"}, // noise
-		{at: 2 * time.Minute, nodes: "20", published: "10"},  // significant, inside the interval
-		{at: 5 * time.Minute, nodes: "20", published: "20"},  // the interval has passed
-		{at: 5*time.Minute + 30*time.Second, nodes: "40", published: "20"},
-		{at: 10 * time.Minute, nodes: "41", published: "41"}, // significant against what was published
+		{at: 10 * time.Second, nodes: "11", published: "10"}, // noise
+		{at: 20 * time.Second, nodes: "20", published: "10"}, // significant, inside the interval
+		{at: 30 * time.Second, nodes: "20", published: "20"}, // the interval (KEP-4322's 30 s) has passed
+		{at: 40 * time.Second, nodes: "40", published: "20"},
+		{at: 2 * time.Minute, nodes: "41", published: "41"},  // significant against what was published
 		{at: 20 * time.Minute, nodes: "42", published: "41"}, // noise waits for the refresh
-		{at: 70 * time.Minute, nodes: "42", published: "42"}, // refreshed
+		{at: 62 * time.Minute, nodes: "42", published: "42"}, // refreshed
 	}
 	for _, r := range rounds {
 		now := testNow.Add(r.at)

@@ -297,17 +297,17 @@ func TestPlanHoldsChangedFactsWithinTheBudget(t *testing.T) {
 		wantHeldFor   time.Duration
 	}{
 		"noise inside the interval waits for the refresh": {
-			rule: damping.Default(), lastPublished: time.Minute, desired: statusWith(metav1.ConditionTrue, nodes("11"), region),
-			wantSteps: map[string]string{}, wantHeldFor: 59 * time.Minute,
+			rule: damping.Default(), lastPublished: 10 * time.Second, desired: statusWith(metav1.ConditionTrue, nodes("11"), region),
+			wantSteps: map[string]string{}, wantHeldFor: time.Hour - 10*time.Second,
 		},
 		"a significant change inside the interval waits for its end": {
-			rule: damping.Default(), lastPublished: time.Minute, desired: statusWith(metav1.ConditionTrue, nodes("20"), region),
-			wantSteps: map[string]string{}, wantHeldFor: 4 * time.Minute,
+			rule: damping.Default(), lastPublished: 10 * time.Second, desired: statusWith(metav1.ConditionTrue, nodes("20"), region),
+			wantSteps: map[string]string{}, wantHeldFor: 20 * time.Second,
 		},
 		"a new fact inside the interval waits for its end": {
-			rule: damping.Default(), lastPublished: time.Minute,
+			rule: damping.Default(), lastPublished: 10 * time.Second,
 			desired:   statusWith(metav1.ConditionTrue, nodes("10"), region, cpv1alpha1.Property{Name: "gpus", Value: "8"}),
-			wantSteps: map[string]string{}, wantHeldFor: 4 * time.Minute,
+			wantSteps: map[string]string{}, wantHeldFor: 20 * time.Second,
 		},
 		"a significant change after the interval goes out": {
 			rule: damping.Default(), lastPublished: 6 * time.Minute, desired: statusWith(metav1.ConditionTrue, nodes("20"), region),

@@ -79,6 +79,8 @@ func TestAgentAddonIsPlacedDeployedAndCredentialedByOCM(t *testing.T) {
 		}).Should(Succeed(), "the agent's report in the profile of %s", c)
 	}
 
+	joiningNodeIsPublishedPromptly(ctx, t, g)
+
 	cfg := agentHubConfig(ctx, t, "cluster1")
 	cs, err := kubernetes.NewForConfig(cfg)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -99,6 +101,35 @@ func TestAgentAddonIsPlacedDeployedAndCredentialedByOCM(t *testing.T) {
 	other := &addonv1beta1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster2", Name: agentapi.AddonName}}
 	err = agentHub.Status().Patch(ctx, other, patch)
 	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "cluster1's agent writing cluster2's addon status: %v", err)
+}
+
+// joiningNodeIsPublishedPromptly: a node joining cluster2 and leaving it
+// again are significant changes of its facts, which the agent (its claims)
+// and the mirror (the profile's properties) each publish within KEP-4322's
+// 30 s, well inside the suite's timeout, however recently they last wrote;
+// a budget that held them for minutes would miss it.
+func joiningNodeIsPublishedPromptly(ctx context.Context, t *testing.T, g *WithT) {
+	nodes := func(g Gomega) string {
+		p := &cpv1alpha1.ClusterProfile{}
+		g.Expect(hub.Get(ctx, key(consumerNS, "cluster2"), p)).To(Succeed())
+		for _, prop := range p.Status.Properties {
+			if prop.Name == agentapi.ClaimNodes {
+				return prop.Value
+			}
+		}
+		return ""
+	}
+	cluster := env.Cluster("cluster2")
+	cs, err := cluster.Clientset()
+	g.Expect(err).NotTo(HaveOccurred())
+	start := time.Now()
+	g.Expect(cluster.RegisterNode(ctx, "cluster2-joining", "4", "16Gi")).To(Succeed())
+	g.Eventually(nodes).Should(Equal("2"), "the joining node in cluster2's profile")
+	t.Logf("a node joining cluster2 is in its profile after %s", time.Since(start).Round(time.Second))
+	start = time.Now()
+	g.Expect(cs.CoreV1().Nodes().Delete(ctx, "cluster2-joining", metav1.DeleteOptions{})).To(Succeed())
+	g.Eventually(nodes).Should(Equal("1"), "the node gone from cluster2's profile")
+	t.Logf("a node leaving cluster2 is out of its profile after %s", time.Since(start).Round(time.Second))
 }
 
 // agentHubConfig is the hub identity OCM gave the agent on a cluster: the

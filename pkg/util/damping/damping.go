@@ -2,9 +2,10 @@
 // resource sums and any other property a cluster's claims carry. Every
 // write of a ClusterProfile's status makes a consumer such as MultiKueue
 // rebuild its client for that cluster, so such facts are published at most
-// once per Rule.MinInterval per cluster, and a change below the significance
-// rule waits up to Rule.Refresh or rides along with a write that goes out
-// anyway. Conditions, access entries and the version are not facts: their
+// once per Rule.MinInterval per cluster (KEP-4322's 30 s by default): a
+// significant change as soon as the interval allows, a change below the
+// significance rule up to Rule.Refresh later or along with a write that goes
+// out anyway. Conditions, access entries and the version are not facts: their
 // writers publish them at once.
 //
 // The one rule serves both publishers of facts: the cluster-profile-agent,
@@ -22,11 +23,13 @@ import (
 )
 
 // Defaults of Rule. KEP-4322 asks for at most one status write per 30 s
-// per profile and no rapidly changing data; an autoscaling cluster changes
-// its node facts every few tens of seconds, so facts wait minutes, not
-// seconds.
+// per profile and no rapidly changing data: a significant change (a node
+// joining an empty cluster, a tenth of its capacity gone) is what a
+// scheduler reading the profile needs, so it goes out within that budget;
+// the drift of an autoscaling cluster, which moves its node facts every few
+// tens of seconds, waits for the refresh.
 const (
-	DefaultMinInterval         = 5 * time.Minute
+	DefaultMinInterval         = 30 * time.Second
 	DefaultSignificantFraction = 0.1
 	DefaultRefresh             = time.Hour
 )
@@ -34,7 +37,8 @@ const (
 // Rule says when a cluster's changed facts are published.
 type Rule struct {
 	// MinInterval is the least time between two publications of one
-	// cluster's facts. Zero turns damping off: every change goes out at once.
+	// cluster's facts, and so the longest a significant change waits. Zero
+	// turns damping off: every change goes out at once.
 	MinInterval time.Duration
 	// SignificantFraction is how much a numeric fact (a Kubernetes quantity
 	// or an integer) must change, as a fraction of its published value, to
@@ -166,9 +170,9 @@ func (r Rule) Decide(published, want map[string]string, lastPublished, now time.
 // takes, with the rule's current values as defaults.
 func (r *Rule) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&r.MinInterval, "facts-min-interval", r.MinInterval,
-		"Least time between two publications of a cluster's drifting facts (node counts, resource sums, claim properties); 0 publishes every change at once. Conditions, access entries and the version are never held.")
+		"Least time between two publications of a cluster's drifting facts (node counts, resource sums, claim properties), and so the longest a significant change of them waits; 0 publishes every change at once. Conditions, access entries and the version are never held.")
 	fs.Float64Var(&r.SignificantFraction, "facts-significant-change", r.SignificantFraction,
-		"Fraction of its published value by which a numeric fact must change to be published after the minimum interval; smaller changes wait for the refresh.")
+		"Fraction of its published value by which a numeric fact must change to be published within the minimum interval; smaller changes wait for the refresh.")
 	fs.DurationVar(&r.Refresh, "facts-refresh", r.Refresh,
 		"Longest a change below the significant change waits before it is published anyway.")
 }

@@ -67,10 +67,10 @@ func TestDecide(t *testing.T) {
 	}{
 		"unchanged": {rule: Default(), want: published, lastPublished: now.Add(-time.Second),
 			out: Decision{Change: Unchanged}},
-		"significant, interval passed": {rule: Default(), want: jump, lastPublished: now.Add(-5 * time.Minute),
+		"significant, interval passed": {rule: Default(), want: jump, lastPublished: now.Add(-31 * time.Second),
 			out: Decision{Change: Significant, Publish: true}},
-		"significant within the interval": {rule: Default(), want: jump, lastPublished: now.Add(-2 * time.Minute),
-			out: Decision{Change: Significant, Wait: 3 * time.Minute}},
+		"significant within the interval waits for KEP-4322's 30 s at most": {rule: Default(), want: jump, lastPublished: now.Add(-10 * time.Second),
+			out: Decision{Change: Significant, Wait: 20 * time.Second}},
 		"insignificant after the interval waits for the refresh": {rule: Default(), want: noise, lastPublished: now.Add(-10 * time.Minute),
 			out: Decision{Change: Insignificant, Wait: 50 * time.Minute}},
 		"insignificant after the refresh": {rule: Default(), want: noise, lastPublished: now.Add(-time.Hour),
@@ -87,6 +87,20 @@ func TestDecide(t *testing.T) {
 				t.Errorf("Decide (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestAJoiningNodeIsPublishedWithinKEP4322sBudget: a cluster's first node
+// (its node count crossing zero) goes out at most 30 s after the last
+// publication, however recent, with the default rule.
+func TestAJoiningNodeIsPublishedWithinKEP4322sBudget(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	empty, joined := map[string]string{"nodes": "0"}, map[string]string{"nodes": "1"}
+	for _, since := range []time.Duration{0, time.Second, 29 * time.Second, 30 * time.Second, 46 * time.Second, time.Hour} {
+		d := Default().Decide(empty, joined, now.Add(-since), now)
+		if d.Change != Significant || (!d.Publish && d.Wait > 30*time.Second-since) || (d.Publish && since < 30*time.Second) {
+			t.Errorf("%s after the last publication: %+v, want it published within 30 s of that publication", since, d)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -194,6 +195,46 @@ func TestNodeHealth(t *testing.T) {
 	setNodeCondition(ctx, t, "nodes-a", corev1.NodeDiskPressure, corev1.ConditionTrue)
 	expectCondition(t, ctx, cluster, agentapi.ConditionAllNodesHealthy, metav1.ConditionFalse, agentapi.ReasonAgentNodesUnhealthy,
 		"2 unhealthy (tolerance 1): nodes-a (DiskPressure), nodes-c (NotReady)")
+}
+
+// TestANodeChangeStartsARound: with a period of an hour, a node joining,
+// turning NotReady and leaving are each reported (claims and
+// AllNodesHealthy) within the test's timeout: the agent's node watch starts
+// a round, and a write the floor held back goes out when the floor allows.
+func TestANodeChangeStartsARound(t *testing.T) {
+	ctx := framework.ContextFor(t)
+	const cluster = "node-events"
+	createAddon(ctx, t, cluster)
+	freshControlPlane(ctx, t)
+	cleanUpClaims(t)
+	nodes := func() string {
+		list, err := managedKube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strconv.Itoa(len(list.Items))
+	}
+	before := nodes()
+	startAgent(t, agentRun{cluster: cluster, period: time.Hour, floor: 2 * time.Second})
+	g := NewWithT(t)
+	g.Eventually(func(g Gomega) {
+		g.Expect(agentClaimValues(g, ctx)).To(HaveKeyWithValue(agentapi.ClaimNodes, before))
+	}, framework.Timeout, framework.Interval).Should(Succeed(), "the first round")
+
+	createNode(ctx, t, agenttest.MakeNode("node-events-joining").Capacity("4", "16Gi", "110"))
+	joined := nodes()
+	g.Eventually(func(g Gomega) {
+		g.Expect(agentClaimValues(g, ctx)).To(HaveKeyWithValue(agentapi.ClaimNodes, joined))
+	}, framework.Timeout, framework.Interval).Should(Succeed(), "a node joining, an hour before the next period")
+
+	setNodeCondition(ctx, t, "node-events-joining", corev1.NodeReady, corev1.ConditionFalse)
+	expectCondition(t, ctx, cluster, agentapi.ConditionAllNodesHealthy, metav1.ConditionFalse, agentapi.ReasonAgentNodesUnhealthy,
+		"1 unhealthy (tolerance 0): node-events-joining (NotReady)")
+
+	g.Expect(managedKube.CoreV1().Nodes().Delete(ctx, "node-events-joining", metav1.DeleteOptions{})).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(agentClaimValues(g, ctx)).To(HaveKeyWithValue(agentapi.ClaimNodes, before))
+	}, framework.Timeout, framework.Interval).Should(Succeed(), "a node leaving")
 }
 
 func TestLeastPrivilegeHubIdentity(t *testing.T) {

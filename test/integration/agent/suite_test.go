@@ -122,6 +122,8 @@ type agentRun struct {
 	managed   *rest.Config
 	tolerance int
 	floor     time.Duration
+	// period between the agent's rounds; zero: testPeriod.
+	period time.Duration
 	// addonNamespace is where the agent keeps its addon lease.
 	addonNamespace string
 	// probeAddr serves /healthz and /readyz; empty serves nothing.
@@ -135,7 +137,7 @@ func startAgent(t *testing.T, r agentRun) (stop func()) {
 	t.Helper()
 	r = r.withDefaults()
 	opts := agent.Options{
-		ClusterName: r.cluster, AddonNamespace: r.addonNamespace, Period: testPeriod,
+		ClusterName: r.cluster, AddonNamespace: r.addonNamespace, Period: r.period,
 		LeaseStaleAfter: testStaleAfter, UnhealthyNodeTolerance: r.tolerance, MinWriteInterval: r.floor,
 	}
 	mgrOpts := agent.ManagerOptions(r.probeAddr)
@@ -179,6 +181,9 @@ func (r agentRun) withDefaults() agentRun {
 	}
 	if r.floor == 0 {
 		r.floor = testWriteFloor
+	}
+	if r.period == 0 {
+		r.period = testPeriod
 	}
 	if r.addonNamespace == "" {
 		r.addonNamespace = addonNamespace
