@@ -135,7 +135,7 @@ func TestDiagnose(t *testing.T) {
 				o.Copy = CopyRead{Err: apierrors.NewNotFound(secretsResource, "cluster1-multikueue")}
 			},
 			wantProvider: "open-cluster-management",
-			wantChecks:   passing(map[string]string{CheckToken: "Secret team-a/cluster1-multikueue does not exist: label ManagedServiceAccount multikueue in hub namespace cluster1 with authentication.open-cluster-management.io/sync-to-clusterprofile=true and turn on the credential syncer (the chart's clusterProfileCredSyncer gate)."}),
+			wantChecks:   passing(map[string]string{CheckToken: "Secret team-a/cluster1-multikueue does not exist: there is no ManagedServiceAccount multikueue in hub namespace cluster1. Create it there, labelled authentication.open-cluster-management.io/sync-to-clusterprofile=true and annotated clusterprofile.open-cluster-management.io/consumer-namespaces: team-a."}),
 		},
 		"the caller may not read the copy": {
 			mutate: func(o *Observed, _ *Settings) {

@@ -9,6 +9,7 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
@@ -80,6 +81,9 @@ func (d *Doctor) observe(ctx context.Context, p *cpv1alpha1.ClusterProfile) Obse
 	secret := &corev1.Secret{}
 	if err := d.Client.Get(ctx, types.NamespacedName{Namespace: d.Settings.Namespace, Name: name}, secret); err != nil {
 		o.Copy = CopyRead{Err: err}
+		if apierrors.IsNotFound(err) {
+			o.Source = d.readCopySource(ctx, p.Name)
+		}
 	} else {
 		o.Copy = CopyRead{Secret: secret}
 	}

@@ -87,7 +87,9 @@ type Settings struct {
 type Observed struct {
 	Profile *cpv1alpha1.ClusterProfile
 	Copy    CopyRead
-	Access  AccessReview
+	// Source is read only when the copy does not exist.
+	Source CopySource
+	Access AccessReview
 	// Connect is nil unless --connect was given.
 	Connect *Connection
 }
@@ -110,7 +112,7 @@ func Diagnose(o Observed, s Settings) Row {
 		add(CheckCA, checkCA(entry.Cluster.CertificateAuthorityData, s.Now))
 		add(CheckExtension, checkExtension(entry, cluster))
 	}
-	tokenFixes := checkCopy(o.Copy, cluster, s)
+	tokenFixes := checkCopy(o.Copy, o.Source, cluster, s)
 	add(CheckToken, tokenFixes)
 	if entry != nil && len(tokenFixes) == 0 {
 		add(CheckPublished, checkPublished(o.Copy.Secret, entry))

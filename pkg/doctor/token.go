@@ -19,12 +19,12 @@ type CopyRead struct {
 
 // checkCopy: the copy exists, is the syncer's (cpcreds.CheckCopy, the rule
 // cp-creds itself applies), holds a token, and is not expired or about to.
-func checkCopy(read CopyRead, cluster string, s Settings) []string {
+// A missing copy is explained from src (missingCopyFix).
+func checkCopy(read CopyRead, src CopySource, cluster string, s Settings) []string {
 	name := cpcreds.SecretName(cluster, s.ManagedServiceAccount)
 	switch {
 	case apierrors.IsNotFound(read.Err):
-		return []string{fmt.Sprintf("Secret %s/%s does not exist: label ManagedServiceAccount %s in hub namespace %s with %s=true and turn on the credential syncer (the chart's clusterProfileCredSyncer gate).",
-			s.Namespace, name, s.ManagedServiceAccount, cluster, cpcreds.LabelSyncToClusterProfile)}
+		return []string{missingCopyFix(src, cluster, s)}
 	case apierrors.IsForbidden(read.Err):
 		return []string{fmt.Sprintf("You may not read Secret %s/%s, so the doctor cannot check it: run the doctor as someone who may get Secrets in %s.", s.Namespace, name, s.Namespace)}
 	case read.Err != nil:

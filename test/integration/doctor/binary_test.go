@@ -71,7 +71,7 @@ func TestDoctorBinary(t *testing.T) {
 
 		want := result{exitCode: doctor.ExitFailed, stdout: "CLUSTER   RESULT  PROVIDER                 DETAILS\n" +
 			"cluster1  FAIL    open-cluster-management  passed: profile, entry, server, ca, extension, access\n" +
-			fmt.Sprintf("                                           token: Secret %s/cluster1-multikueue does not exist: label ManagedServiceAccount multikueue in hub namespace cluster1 with authentication.open-cluster-management.io/sync-to-clusterprofile=true and turn on the credential syncer (the chart's clusterProfileCredSyncer gate).\n", failing) +
+			fmt.Sprintf("                                           token: Secret %s/cluster1-multikueue does not exist: the hub has no ManagedCluster cluster1, so none of its tokens is copied anywhere; this profile was written by another writer, or is left over.\n", failing) +
 			"MIRROR: " + doctor.MirrorNote(nil) + "\n"}
 		if diff := cmp.Diff(want, got, cmp.AllowUnexported(result{})); diff != "" {
 			t.Errorf("run (-want +got):\n%s", diff)

@@ -47,7 +47,7 @@ func TestDoctorConnect(t *testing.T) {
 	}
 	host := strings.TrimSuffix(env.Config.Host, "/")
 	want := []doctor.Row{
-		connected(row("no-copy", map[string]string{doctor.CheckToken: fmt.Sprintf("Secret %s/no-copy-multikueue does not exist: label ManagedServiceAccount multikueue in hub namespace no-copy with authentication.open-cluster-management.io/sync-to-clusterprofile=true and turn on the credential syncer (the chart's clusterProfileCredSyncer gate).", ns)}),
+		connected(row("no-copy", map[string]string{doctor.CheckToken: fmt.Sprintf("Secret %s/no-copy-multikueue does not exist: the hub has no ManagedCluster no-copy, so none of its tokens is copied anywhere; this profile was written by another writer, or is left over.", ns)}),
 			"Not connected: the checks token failed, and the doctor sends the token only to a profile and an entry that pass them.", ""),
 		connected(row("reachable", nil), "", serverVersion(t)),
 		connected(row("rejected", nil), host+" rejected the token (401 Unauthorized): the copied ManagedServiceAccount token is not valid on the managed cluster; check the ManagedServiceAccount and its agent there.", ""),

@@ -135,7 +135,7 @@ func wantRows(ns string, now time.Time) []doctor.Row {
 			ns, now.Add(10*time.Minute).Format(time.RFC3339))}),
 		row("foreign", map[string]string{doctor.CheckProfile: `The profile belongs to cluster manager "someone-else" (label x-k8s.io/cluster-manager="someone-else"), not "open-cluster-management": it was not published by this bundle, so use the profile the mirror publishes or pass --cluster-manager.`}),
 		row("healthy", nil),
-		row("no-copy", map[string]string{doctor.CheckToken: fmt.Sprintf("Secret %s/no-copy-multikueue does not exist: label ManagedServiceAccount multikueue in hub namespace no-copy with authentication.open-cluster-management.io/sync-to-clusterprofile=true and turn on the credential syncer (the chart's clusterProfileCredSyncer gate).", ns)}),
+		row("no-copy", map[string]string{doctor.CheckToken: fmt.Sprintf("Secret %s/no-copy-multikueue does not exist: the hub has no ManagedCluster no-copy, so none of its tokens is copied anywhere; this profile was written by another writer, or is left over.", ns)}),
 		noEntry,
 		row("other-extension", map[string]string{doctor.CheckExtension: `The entry's extension client.authentication.k8s.io/exec is {"clusterName":"healthy"}, not {"clusterName": "other-extension"}: cp-creds would look for another cluster's token; the access provider writes it, so check who else writes the entry "open-cluster-management".`}),
 		row("planted", map[string]string{doctor.CheckToken: fmt.Sprintf("Secret %s/planted-multikueue is not a synced token copy: it has no label authentication.open-cluster-management.io/synced-from, so the credential syncer did not write it; only its copies are used (delete the Secret and check the ManagedServiceAccount's sync label on the hub).", ns)}),

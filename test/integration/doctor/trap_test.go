@@ -204,8 +204,8 @@ func TestTheTokenGoesOnlyToAServerTheHubPublishes(t *testing.T) {
 			doctor.CheckProfile: fmt.Sprintf(`The profile belongs to cluster manager %q (label x-k8s.io/cluster-manager=%q), not "open-cluster-management": it was not published by this bundle, so use the profile the mirror publishes or pass --cluster-manager.`, attacker, attacker),
 			doctor.CheckExtension: fmt.Sprintf(`The entry's extension client.authentication.k8s.io/exec is {"clusterName":%q}, not {"clusterName": %q}: cp-creds would look for another cluster's token; the access provider writes it, so check who else writes the entry %q.`,
 				trapCluster, forgedProfile, proxyProvider),
-			doctor.CheckToken: fmt.Sprintf("Secret %s/%s-%s does not exist: label ManagedServiceAccount %s in hub namespace %s with authentication.open-cluster-management.io/sync-to-clusterprofile=true and turn on the credential syncer (the chart's clusterProfileCredSyncer gate).",
-				trapNamespace, forgedProfile, msa, msa, forgedProfile),
+			doctor.CheckToken: fmt.Sprintf("Secret %s/%s-%s does not exist: the hub has no ManagedCluster %s, so none of its tokens is copied anywhere; this profile was written by another writer, or is left over.",
+				trapNamespace, forgedProfile, msa, forgedProfile),
 		}
 		// Through the credentialProviders entry every check passes but the
 		// one that compares its server with the copy's record.
