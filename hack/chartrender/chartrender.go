@@ -18,6 +18,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -54,6 +55,24 @@ func Load(dir string) (*chart.Chart, error) {
 // override values.yaml): every object as a YAML document headed by its
 // "# Source:" line, in Helm's install order.
 func Render(c *chart.Chart, rel Release, values map[string]any) (string, error) {
+	r, err := dryRun(c, rel, values)
+	if err != nil {
+		return "", err
+	}
+	return r.Manifest, nil
+}
+
+// Notes returns what `helm install` prints after installing with values:
+// the rendered NOTES.txt.
+func Notes(c *chart.Chart, rel Release, values map[string]any) (string, error) {
+	r, err := dryRun(c, rel, values)
+	if err != nil {
+		return "", err
+	}
+	return r.Info.Notes, nil
+}
+
+func dryRun(c *chart.Chart, rel Release, values map[string]any) (*release.Release, error) {
 	install := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
 	install.ClientOnly = true
 	install.DryRun = true
@@ -64,11 +83,7 @@ func Render(c *chart.Chart, rel Release, values map[string]any) (string, error) 
 	if values == nil {
 		values = map[string]any{}
 	}
-	r, err := install.Run(c, values)
-	if err != nil {
-		return "", err
-	}
-	return r.Manifest, nil
+	return install.Run(c, values)
 }
 
 // Objects decodes a rendered manifest, in order; empty documents are skipped.

@@ -567,3 +567,28 @@ func TestAgentInstallStrategy(t *testing.T) {
 		})
 	}
 }
+
+// TestNotesSayEveryGateIsOffOnlyWhenItIs: the install notes tell the user
+// to enable a gate exactly when every gate is off; any one gate on, alone,
+// counts.
+func TestNotesSayEveryGateIsOffOnlyWhenItIs(t *testing.T) {
+	const allOff = "Every feature gate is off"
+	for _, g := range append(allGates(), gates{}) {
+		notes, err := chartrender.Notes(loadChart(t), defaultRelease, g.values(false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := strings.Contains(notes, allOff), g == (gates{}); got != want {
+			t.Errorf("%s: the notes say %q: %t, want %t", g, allOff, got, want)
+		}
+	}
+	for _, gate := range []string{"clusterProfileAgent", "clusterProfileMultiKueue", "clusterProfileArgoCD"} {
+		notes, err := chartrender.Notes(loadChart(t), defaultRelease, map[string]any{"featureGates": map[string]any{gate: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(notes, allOff) {
+			t.Errorf("only %s on: the notes say %q", gate, allOff)
+		}
+	}
+}
