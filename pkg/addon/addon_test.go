@@ -121,6 +121,7 @@ func TestManagedClusterRBACNamesTheAgentsOwnObjects(t *testing.T) {
 		{NonResourceURLs: []string{"/readyz"}, Verbs: []string{"get"}},
 		{APIGroups: []string{claims}, Resources: []string{"clusterclaims"}, Verbs: []string{"list", "create"}},
 		{APIGroups: []string{claims}, Resources: []string{"clusterclaims"}, ResourceNames: agentapi.Claims, Verbs: []string{"update", "delete"}},
+		{APIGroups: []string{rbacv1.GroupName}, Resources: []string{"clusterroles"}, ResourceNames: []string{agentapi.ClusterRole}, Verbs: []string{"get"}},
 		{APIGroups: []string{leases}, Resources: []string{"leases"}, Verbs: []string{"create"}},
 		{APIGroups: []string{leases}, Resources: []string{"leases"}, ResourceNames: []string{agentapi.AddonName}, Verbs: []string{"get", "update"}},
 	}

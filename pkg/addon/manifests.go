@@ -20,7 +20,7 @@ const (
 	// agentName names the agent's ServiceAccount and Deployment.
 	agentName = "cluster-profile-agent"
 	// clusterRoleName names the agent's cluster-wide rights and their binding.
-	clusterRoleName = "open-cluster-management:cluster-profile-agent"
+	clusterRoleName = agentapi.ClusterRole
 	// hubKubeconfigMount is where the Deployment mounts the hub kubeconfig
 	// Secret addon-framework's registration writes.
 	hubKubeconfigMount = "/var/run/hub"
@@ -90,6 +90,10 @@ func clusterRole() *rbacv1.ClusterRole {
 				Verbs: []string{"list", "create"}},
 			{APIGroups: []string{"cluster.open-cluster-management.io"}, Resources: []string{"clusterclaims"},
 				ResourceNames: agentapi.Claims, Verbs: []string{"update", "delete"}},
+			// This ClusterRole itself, which owns the claims: removing the
+			// addon removes it, and the garbage collector the claims.
+			{APIGroups: []string{rbacv1.GroupName}, Resources: []string{"clusterroles"},
+				ResourceNames: []string{clusterRoleName}, Verbs: []string{"get"}},
 		}}
 }
 

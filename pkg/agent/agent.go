@@ -30,6 +30,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/damping"
 )
 
@@ -126,6 +127,8 @@ type Agent struct {
 	hubReadAt       time.Time
 	lastHubWrite    time.Time
 	lastClaimsWrite time.Time
+	// owner is what the claims are owned by, once read.
+	owner *metav1.OwnerReference
 	// heldUntil is when the earliest write the last round held back may go
 	// out (zero: none held).
 	heldUntil time.Time
@@ -331,7 +334,7 @@ func (a *Agent) reportClaims(ctx context.Context, want map[string]string, now ti
 	if err != nil {
 		return fmt.Errorf("listing ClusterClaims: %w", err)
 	}
-	plan := PlanClaims(want, existing.Items)
+	plan := PlanClaims(want, existing.Items, a.claimsOwner(ctx))
 	if len(plan.Foreign) > 0 {
 		logger.V(1).Info("ClusterClaims without the agent's label hold names the agent publishes; left alone", "claims", plan.Foreign)
 	}
@@ -343,8 +346,10 @@ func (a *Agent) reportClaims(ctx context.Context, want map[string]string, now ti
 		return nil
 	}
 	facts := a.opts.Facts.Decide(agentClaimValues(existing.Items), plan.Writable(want), a.lastClaimsWrite, now)
+	// Only the facts are damped: a plan that changes no value (an owner
+	// reference added, a stale claim removed) waits for the floor alone.
 	switch {
-	case !facts.Publish:
+	case facts.Change != damping.Unchanged && !facts.Publish:
 		logger.V(4).Info("ClusterClaims changed; held back by the facts' write budget", "change", facts.Change.String(), "wait", facts.Wait.String())
 		a.holdUntil(now.Add(facts.Wait))
 		return nil
@@ -355,6 +360,24 @@ func (a *Agent) reportClaims(ctx context.Context, want map[string]string, now ti
 	}
 	a.lastClaimsWrite = now
 	return applyClaims(ctx, a.claims, plan)
+}
+
+// claimsOwner is the agent's ClusterRole, which its claims are owned by so
+// that they go when OCM removes the addon; read until it is found. Without
+// it (RBAC of an older release, a ClusterRole not yet applied) the claims
+// are written unowned.
+func (a *Agent) claimsOwner(ctx context.Context) *metav1.OwnerReference {
+	if a.owner != nil {
+		return a.owner
+	}
+	role, err := a.managed.RbacV1().ClusterRoles().Get(ctx, agentapi.ClusterRole, metav1.GetOptions{})
+	if err != nil {
+		ctrl.LoggerFrom(ctx).V(1).Info("Writing ClusterClaims without an owner: the agent's ClusterRole cannot be read; they stay when the addon is removed",
+			"clusterRole", agentapi.ClusterRole, "reason", err.Error())
+		return nil
+	}
+	a.owner = ClaimsOwner(role)
+	return a.owner
 }
 
 func (a *Agent) reportHub(ctx context.Context, want []metav1.Condition, now time.Time) error {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned/typed/cluster/v1alpha1"
@@ -79,7 +80,10 @@ func (p ClaimsPlan) Empty() bool {
 // cluster. Only claims named in agentapi.Claims are ever created, and only
 // those that also carry agentapi.ClaimLabel are updated or deleted, whatever
 // want holds.
-func PlanClaims(want map[string]string, existing []clusterv1alpha1.ClusterClaim) ClaimsPlan {
+//
+// owner, when known, is set on every claim the agent creates and added to
+// those that lack it, so that the claims go when the addon goes.
+func PlanClaims(want map[string]string, existing []clusterv1alpha1.ClusterClaim, owner *metav1.OwnerReference) ClaimsPlan {
 	var plan ClaimsPlan
 	want, plan.Unlisted = listedClaims(want)
 	seen := map[string]bool{}
@@ -94,18 +98,25 @@ func PlanClaims(want map[string]string, existing []clusterv1alpha1.ClusterClaim)
 			}
 		case !wanted:
 			plan.Delete = append(plan.Delete, claim.Name)
-		case claim.Spec.Value != value:
+		case claim.Spec.Value != value || !ownedBy(claim, owner):
 			updated := claim.DeepCopy()
 			updated.Spec.Value = value
+			if !ownedBy(claim, owner) {
+				updated.OwnerReferences = append(updated.OwnerReferences, *owner)
+			}
 			plan.Update = append(plan.Update, *updated)
 		}
 	}
 	for name, value := range want {
 		if !seen[name] {
-			plan.Create = append(plan.Create, clusterv1alpha1.ClusterClaim{
+			claim := clusterv1alpha1.ClusterClaim{
 				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{agentapi.ClaimLabel: ClaimLabelValue}},
 				Spec:       clusterv1alpha1.ClusterClaimSpec{Value: value},
-			})
+			}
+			if owner != nil {
+				claim.OwnerReferences = []metav1.OwnerReference{*owner}
+			}
+			plan.Create = append(plan.Create, claim)
 		}
 	}
 	sort.Slice(plan.Create, func(i, j int) bool { return plan.Create[i].Name < plan.Create[j].Name })
@@ -191,4 +202,15 @@ func applyClaims(ctx context.Context, claims clusterclient.ClusterClaimInterface
 		logger.V(2).Info("Deleted stale ClusterClaim", "claim", name)
 	}
 	return errors.Join(errs...)
+}
+
+// ownedBy tells whether claim already carries owner (true for no owner).
+func ownedBy(claim *clusterv1alpha1.ClusterClaim, owner *metav1.OwnerReference) bool {
+	return owner == nil || slices.ContainsFunc(claim.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == owner.UID })
+}
+
+// ClaimsOwner is the reference the agent's claims carry to its ClusterRole
+// (agentapi.ClusterRole).
+func ClaimsOwner(role *rbacv1.ClusterRole) *metav1.OwnerReference {
+	return &metav1.OwnerReference{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole", Name: role.Name, UID: role.UID}
 }

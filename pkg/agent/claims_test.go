@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 
@@ -76,6 +77,15 @@ func claim(name, value string, labelled bool) clusterv1alpha1.ClusterClaim {
 	return c
 }
 
+// agentRole is the owner reference to the agent's ClusterRole.
+var agentRole = ClaimsOwner(&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: agentapi.ClusterRole, UID: "role-uid"}})
+
+// owned is c with the owner reference to the agent's ClusterRole.
+func owned(c clusterv1alpha1.ClusterClaim) clusterv1alpha1.ClusterClaim {
+	c.OwnerReferences = []metav1.OwnerReference{*agentRole}
+	return c
+}
+
 func TestPlanClaims(t *testing.T) {
 	newClaim := func(name, value string) clusterv1alpha1.ClusterClaim {
 		c := claim(name, value, true)
@@ -85,8 +95,23 @@ func TestPlanClaims(t *testing.T) {
 	cases := map[string]struct {
 		want     map[string]string
 		existing []clusterv1alpha1.ClusterClaim
+		owner    *metav1.OwnerReference
 		plan     ClaimsPlan
 	}{
+		"claims are created owned by the agent's ClusterRole, and claims without the owner get it": {
+			want:     map[string]string{agentapi.ClaimNodes: "3", agentapi.ClaimNodesReady: "3"},
+			existing: []clusterv1alpha1.ClusterClaim{claim(agentapi.ClaimNodes, "3", true), claim("id.k8s.io", "abc", false)},
+			owner:    agentRole,
+			plan: ClaimsPlan{
+				Create: []clusterv1alpha1.ClusterClaim{owned(newClaim(agentapi.ClaimNodesReady, "3"))},
+				Update: []clusterv1alpha1.ClusterClaim{owned(claim(agentapi.ClaimNodes, "3", true))},
+			},
+		},
+		"owned claims stay as they are": {
+			want:     map[string]string{agentapi.ClaimNodes: "3"},
+			existing: []clusterv1alpha1.ClusterClaim{owned(claim(agentapi.ClaimNodes, "3", true))},
+			owner:    agentRole,
+		},
 		"first run creates every claim": {
 			want: map[string]string{agentapi.ClaimNodes: "3", agentapi.ClaimNodesReady: "3"},
 			// Sorted by name: "nodes-ready." comes before "nodes.".
@@ -150,7 +175,7 @@ func TestPlanClaims(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := PlanClaims(tc.want, tc.existing)
+			got := PlanClaims(tc.want, tc.existing, tc.owner)
 			if diff := cmp.Diff(tc.plan, got); diff != "" {
 				t.Errorf("PlanClaims (-want +got):\n%s", diff)
 			}

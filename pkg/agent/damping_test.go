@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 	clusterfake "open-cluster-management.io/api/client/cluster/clientset/versioned/fake"
 	"open-cluster-management.io/api/client/cluster/clientset/versioned/typed/cluster/v1alpha1"
 
@@ -22,7 +24,7 @@ import (
 func TestClaimsFollowTheFactsBudget(t *testing.T) {
 	//lint:ignore SA1019 OCM's generated fake clientset has no NewClientset
 	claims := clusterfake.NewSimpleClientset().ClusterV1alpha1().ClusterClaims()
-	a := &Agent{opts: Options{MinWriteInterval: DefaultMinWriteInterval, Facts: damping.Default()}, claims: claims}
+	a := &Agent{opts: Options{MinWriteInterval: DefaultMinWriteInterval, Facts: damping.Default()}, claims: claims, managed: kubefake.NewClientset()}
 	rounds := []struct {
 		at        time.Duration
 		nodes     string
@@ -53,7 +55,7 @@ func TestClaimsFollowTheFactsBudget(t *testing.T) {
 func TestClaimsWithoutDampingFollowEveryChange(t *testing.T) {
 	//lint:ignore SA1019 OCM's generated fake clientset has no NewClientset
 	claims := clusterfake.NewSimpleClientset().ClusterV1alpha1().ClusterClaims()
-	a := &Agent{opts: Options{MinWriteInterval: DefaultMinWriteInterval}, claims: claims}
+	a := &Agent{opts: Options{MinWriteInterval: DefaultMinWriteInterval}, claims: claims, managed: kubefake.NewClientset()}
 	for i, nodes := range []string{"10", "11", "12"} {
 		if err := a.reportClaims(context.Background(), map[string]string{agentapi.ClaimNodes: nodes}, testNow.Add(time.Duration(i)*time.Minute)); err != nil {
 			t.Fatal(err)
@@ -71,4 +73,45 @@ func claimValues(t *testing.T, claims v1alpha1.ClusterClaimInterface) map[string
 		t.Fatal(err)
 	}
 	return agentClaimValues(list.Items)
+}
+
+// TestClaimsGainTheirOwnerWithoutWaitingForTheBudget: claims written
+// before the agent could read its ClusterRole get the owner reference at
+// the next round the floor allows, though no fact changed, and the agent
+// holds nothing back (no round is asked for at once, again and again).
+func TestClaimsGainTheirOwnerWithoutWaitingForTheBudget(t *testing.T) {
+	//lint:ignore SA1019 OCM's generated fake clientset has no NewClientset
+	claims := clusterfake.NewSimpleClientset().ClusterV1alpha1().ClusterClaims()
+	managed := kubefake.NewClientset()
+	a := &Agent{opts: Options{MinWriteInterval: DefaultMinWriteInterval, Facts: damping.Default()}, claims: claims, managed: managed}
+	want := map[string]string{agentapi.ClaimNodes: "3"}
+	if err := a.reportClaims(context.Background(), want, testNow); err != nil {
+		t.Fatal(err)
+	}
+	role, err := managed.RbacV1().ClusterRoles().Create(context.Background(),
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: agentapi.ClusterRole, UID: "role-uid"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.heldUntil = time.Time{}
+	if err := a.reportClaims(context.Background(), want, testNow.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if !a.heldUntil.Equal(testNow.Add(DefaultMinWriteInterval)) {
+		t.Errorf("inside the floor: held until %s, want the floor's end %s", a.heldUntil, testNow.Add(DefaultMinWriteInterval))
+	}
+	a.heldUntil = time.Time{}
+	if err := a.reportClaims(context.Background(), want, testNow.Add(DefaultMinWriteInterval)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := claims.Get(context.Background(), agentapi.ClaimNodes, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]metav1.OwnerReference{*ClaimsOwner(role)}, got.OwnerReferences); diff != "" {
+		t.Errorf("owner references after the floor (-want +got):\n%s", diff)
+	}
+	if !a.heldUntil.IsZero() {
+		t.Errorf("held until %s with nothing left to write", a.heldUntil)
+	}
 }

@@ -63,6 +63,12 @@ var Claims = []string{
 	ClaimMemoryAllocatable, ClaimPodsAllocatable, ClaimGPUCapacity, ClaimGPUAllocatable,
 }
 
+// ClusterRole is the agent's cluster-wide rights on its managed cluster,
+// part of the addon's manifests: OCM deletes it when the addon is removed
+// from the cluster, and the agent's ClusterClaims, which it owns, go with
+// it.
+const ClusterRole = "open-cluster-management:cluster-profile-agent"
+
 // ClaimLabel marks the ClusterClaims the agent owns, so it can find and
 // remove its own stale claims and never touches anybody else's.
 const ClaimLabel = "clusterprofile.open-cluster-management.io/agent"

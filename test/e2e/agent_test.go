@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	addonv1beta1 "open-cluster-management.io/api/addon/v1beta1"
+	clusterclientset "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -184,6 +185,17 @@ func TestAgentAddonEnabledAsClusteradmDoes(t *testing.T) {
 		}
 	})
 
+	// The agent's claims are owned by its ClusterRole, which OCM's work
+	// agent deletes with the addon, so that the garbage collector removes
+	// them and none is left to feed stale facts to the hub. (This harness's
+	// kube-controller-manager does not map the CRDs the klusterlet installs
+	// after it starts, so the work agent's foreground deletions never end
+	// here; the ownership is what can be checked.)
+	for _, c := range []string{"cluster1", "cluster2"} {
+		g.Eventually(func() map[string]string { return agentClaimOwners(ctx, g, c) }).Should(And(HaveLen(len(agentapi.Claims)-2),
+			HaveEach(Equal(agentapi.ClusterRole))), "the owners of the agent's ClusterClaims on %s (no GPU claims: no GPUs)", c)
+	}
+
 	// clusteradm addon disable --names cluster-profile-agent --clusters cluster1,cluster2
 	for _, c := range []string{"cluster1", "cluster2"} {
 		g.Expect(client.IgnoreNotFound(hub.Delete(ctx, &addonv1beta1.ManagedClusterAddOn{
@@ -220,6 +232,30 @@ func TestAgentAddonEnabledAsClusteradmDoes(t *testing.T) {
 	g.Expect(silent).To(Equal(map[string][]string{"cluster2": {
 		`ControlPlaneHealthy is the klusterlet's view: cluster-profile-agent on cluster cluster2 reports nothing; the hub's admins can check its ManagedClusterAddOn in namespace cluster2 (docs/operations.md, "A cluster's agent reports nothing").`,
 	}}), "the doctor's notes on the agent")
+}
+
+// agentClaimOwners maps each ClusterClaim on a managed cluster that
+// carries the agent's label to the ClusterRole that owns it, checked by
+// UID ("" when none does).
+func agentClaimOwners(ctx context.Context, g Gomega, cluster string) map[string]string {
+	claims, err := clusterclientset.NewForConfig(env.Cluster(cluster).Config)
+	g.Expect(err).NotTo(HaveOccurred())
+	list, err := claims.ClusterV1alpha1().ClusterClaims().List(ctx, metav1.ListOptions{LabelSelector: agentapi.ClaimLabel})
+	g.Expect(err).NotTo(HaveOccurred())
+	cs, err := env.Cluster(cluster).Clientset()
+	g.Expect(err).NotTo(HaveOccurred())
+	role, err := cs.RbacV1().ClusterRoles().Get(ctx, agentapi.ClusterRole, metav1.GetOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	owners := map[string]string{}
+	for _, c := range list.Items {
+		owners[c.Name] = ""
+		for _, ref := range c.OwnerReferences {
+			if ref.Kind == "ClusterRole" && ref.UID == role.UID {
+				owners[c.Name] = ref.Name
+			}
+		}
+	}
+	return owners
 }
 
 // controlPlaneHealthyReason is the reason of the ControlPlaneHealthy

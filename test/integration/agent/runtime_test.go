@@ -88,6 +88,7 @@ func TestTheManagerStartsNoInformers(t *testing.T) {
 		"GET /apis/coordination.k8s.io/v1/namespaces/kube-system/leases/" + "kube-scheduler",
 		"GET /api/v1/nodes?limit=500",
 		"GET /api/v1/nodes?limit=1",
+		"GET /apis/rbac.authorization.k8s.io/v1/clusterroles/" + agentapi.ClusterRole,
 		"GET /api/v1/nodes?resourceVersion=",
 		"GET /apis/cluster.open-cluster-management.io/v1alpha1/clusterclaims",
 		"POST /apis/cluster.open-cluster-management.io/v1alpha1/clusterclaims?",
