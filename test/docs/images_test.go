@@ -29,13 +29,7 @@ var (
 // references.
 func TestEveryImageReferenceNamesTheReleaseRepository(t *testing.T) {
 	root := repoRoot(t)
-	read := func(path string) string {
-		data, err := os.ReadFile(filepath.Join(root, path))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(data)
-	}
+	read := func(path string) string { return readRepoFile(t, root, path) }
 	image := submatch(t, chartImageRepository, read("charts/clusterprofile-manager/values.yaml"), "values.yaml's image.repository")
 	makefile := read("Makefile")
 	registry := submatch(t, makeVariable("REGISTRY"), makefile, "the Makefile's REGISTRY")

@@ -53,6 +53,16 @@ func repoRoot(t *testing.T) string {
 	}
 }
 
+// readRepoFile is the text of the file at path, relative to root.
+func readRepoFile(t *testing.T, root, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
 // markdownFiles lists the repository's Markdown files, relative to root,
 // leaving out bin/ and hidden directories.
 func markdownFiles(t *testing.T, root string) []string {
@@ -240,13 +250,7 @@ func TestRelativeLinksResolve(t *testing.T) {
 // alert's name; and every runbook section there belongs to an alert.
 func TestEveryAlertHasItsRunbook(t *testing.T) {
 	root := repoRoot(t)
-	read := func(path string) string {
-		data, err := os.ReadFile(filepath.Join(root, path))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(data)
-	}
+	read := func(path string) string { return readRepoFile(t, root, path) }
 	rules := read("charts/clusterprofile-manager/templates/prometheusrule.yaml")
 	alerts := regexp.MustCompile(`(?m)^\s*- alert: (\S+)\s*$`).FindAllStringSubmatch(rules, -1)
 	urls := regexp.MustCompile(`(?m)^\s*runbook_url: \{\{ \$r\.runbookBaseURL \}\}#(\S+)\s*$`).FindAllStringSubmatch(rules, -1)

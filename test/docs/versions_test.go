@@ -1,8 +1,6 @@
 package docs_test
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,13 +12,7 @@ import (
 // library (go.mod).
 func TestSupportedVersionsAreWhatTheTestsRun(t *testing.T) {
 	root := repoRoot(t)
-	read := func(path string) string {
-		data, err := os.ReadFile(filepath.Join(root, path))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(data)
-	}
+	read := func(path string) string { return readRepoFile(t, root, path) }
 	shellDefault := func(text, name string) string {
 		return "v" + strings.TrimPrefix(submatch(t, regexp.MustCompile(name+`="\$\{`+name+`:-([^}]+)\}"`), text, name), "v")
 	}
