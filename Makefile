@@ -186,7 +186,8 @@ chart:
 
 ## release-dry-run: every artefact the release workflow publishes, into bin/release/, pushing
 ## nothing: the image layout (release/image) and its SBOMs, the chart archive, cp-creds and
-## kubectl-clusterprofile for each of RELEASE_PLATFORMS, and SHA256SUMS over the files
+## kubectl-clusterprofile for each of RELEASE_PLATFORMS, the latter also as krew archives with
+## their krew manifest (clusterprofile.yaml, hack/krew), and SHA256SUMS over the files
 RELEASE_DIR ?= $(BIN)/release
 RELEASE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 RELEASE_BINARIES := cp-creds kubectl-clusterprofile
@@ -197,6 +198,7 @@ release-dry-run:
 	set -e; for p in $(RELEASE_PLATFORMS); do for c in $(RELEASE_BINARIES); do \
 		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' \
 			-o $(RELEASE_DIR)/$$c-$${p%/*}-$${p#*/} ./cmd/$$c; done; done
+	$(GO) run ./hack/krew -dir $(RELEASE_DIR) -version $(VERSION) -source $(IMAGE_SOURCE)
 	cd $(RELEASE_DIR) && find . -maxdepth 1 -type f ! -name SHA256SUMS -printf '%P\n' | LC_ALL=C sort | xargs sha256sum > SHA256SUMS
 
 clean:
