@@ -109,7 +109,7 @@ func TestReconcile(t *testing.T) {
 				t.Fatalf("Reconcile: %v", err)
 			}
 
-			got := secretsIn(t, c)
+			got := fakeclient.SecretsIn(t, c, "argocd")
 			for _, s := range tc.want {
 				s.TypeMeta = metav1.TypeMeta{}
 			}
@@ -135,23 +135,6 @@ func (l labelledOnly) Get(ctx context.Context, key client.ObjectKey, obj client.
 		return notFound(key.Name)
 	}
 	return nil
-}
-
-// secretsIn returns the Secrets of Argo CD's namespace without the fields
-// the API server sets.
-func secretsIn(t *testing.T, c client.Client) map[string]*corev1.Secret {
-	t.Helper()
-	list := &corev1.SecretList{}
-	if err := c.List(context.Background(), list, client.InNamespace("argocd")); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]*corev1.Secret{}
-	for i := range list.Items {
-		s := list.Items[i].DeepCopy()
-		s.ResourceVersion, s.ManagedFields, s.TypeMeta = "", nil, metav1.TypeMeta{}
-		out[s.Name] = s
-	}
-	return out
 }
 
 func notFound(name string) error {

@@ -94,23 +94,6 @@ func newTestReconciler(c client.Client, recorder events.EventRecorder) *Reconcil
 		recorder: recorder, managerName: "open-cluster-management", reports: reportonce.New(), blockers: newBlockers(nil)}
 }
 
-// secretsIn returns the Secrets of a namespace, without the fields the API
-// server sets.
-func secretsIn(t *testing.T, c client.Client, namespace string) map[string]*corev1.Secret {
-	t.Helper()
-	list := &corev1.SecretList{}
-	if err := c.List(context.Background(), list, client.InNamespace(namespace)); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]*corev1.Secret{}
-	for i := range list.Items {
-		s := list.Items[i].DeepCopy()
-		s.ResourceVersion, s.ManagedFields, s.TypeMeta = "", nil, metav1.TypeMeta{}
-		out[s.Name] = s
-	}
-	return out
-}
-
 func syncedCopy(ns string) *corev1.Secret {
 	return syncedCopyWith(ns, tokenSource("c1", "multikueue", "t1"), Rules{})
 }
@@ -187,7 +170,7 @@ func TestReconcile(t *testing.T) {
 				t.Fatalf("Reconcile: %v", err)
 			}
 
-			got := secretsIn(t, c, tc.namespace)
+			got := fakeclient.SecretsIn(t, c, tc.namespace)
 			for _, s := range tc.want {
 				s.ResourceVersion = ""
 			}
@@ -303,7 +286,7 @@ func TestReconcileWhileYielding(t *testing.T) {
 				t.Fatalf("Reconcile: %v", err)
 			}
 
-			got := secretsIn(t, c, namespace)
+			got := fakeclient.SecretsIn(t, c, namespace)
 			for _, s := range got {
 				s.OwnerReferences = ownerUIDs(s.OwnerReferences)
 			}
@@ -338,7 +321,7 @@ func TestADecoyDoesNotStopRevocation(t *testing.T) {
 	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "c1"}}); err != nil {
 		t.Fatalf("Reconcile: %v", err)
 	}
-	if diff := cmp.Diff(map[string]*corev1.Secret{}, secretsIn(t, c, "team")); diff != "" {
+	if diff := cmp.Diff(map[string]*corev1.Secret{}, fakeclient.SecretsIn(t, c, "team")); diff != "" {
 		t.Errorf("Secrets in team (-want +got):\n%s", diff)
 	}
 }

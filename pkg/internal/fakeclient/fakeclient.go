@@ -7,7 +7,10 @@ package fakeclient
 
 import (
 	"context"
+	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
@@ -53,4 +56,22 @@ func applyCreatesWithAResourceVersion(ctx context.Context, c client.WithWatch, o
 		return c.Update(ctx, obj)
 	}
 	return nil
+}
+
+// SecretsIn returns the Secrets of a namespace by name, without the fields
+// the API server sets, for tests that compare what a reconciler left with
+// whole objects.
+func SecretsIn(t testing.TB, c client.Client, namespace string) map[string]*corev1.Secret {
+	t.Helper()
+	list := &corev1.SecretList{}
+	if err := c.List(context.Background(), list, client.InNamespace(namespace)); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*corev1.Secret{}
+	for i := range list.Items {
+		s := list.Items[i].DeepCopy()
+		s.ResourceVersion, s.ManagedFields, s.TypeMeta = "", nil, metav1.TypeMeta{}
+		out[s.Name] = s
+	}
+	return out
 }
