@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -52,7 +53,8 @@ type Reconciler struct {
 	members membership.Reader
 	// tokens holds the agent's token Secrets, copies the synced copies.
 	tokens, copies client.Reader
-	// apiReader settles the rare create that finds the name taken.
+	// apiReader reads the API server itself: it settles the rare create
+	// that finds the name taken, and confirms every removal.
 	apiReader   client.Reader
 	recorder    events.EventRecorder
 	managerName string
@@ -91,7 +93,7 @@ type Published interface {
 // revocation never yields.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	namespace, cluster := req.Namespace, req.Name
-	profile, served, err := r.profile(ctx, namespace, cluster)
+	profile, sources, err := r.world(ctx, r.cached(), namespace, cluster)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -99,15 +101,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	var sources []Source
 	rules := Rules{Unscoped: r.unscoped}
-	if !served {
-		profile = nil
-	}
 	if profile != nil {
-		if sources, err = r.sources(ctx, cluster); err != nil {
-			return ctrl.Result{}, err
-		}
 		if rules.Servers, err = r.publishedServers(ctx, profile); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -119,7 +114,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	steps := planCopies(cluster, desired, existing, yielding)
+	steps, err := r.confirmRemovals(ctx, namespace, cluster, planCopies(cluster, desired, existing, yielding))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	if len(steps) == 0 {
 		ctrl.LoggerFrom(ctx).V(4).Info("Synced Secrets up to date")
 	}
@@ -130,26 +128,71 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return clusterprofile.ResultFor(ctx, err)
 }
 
-// profile returns the profile named after cluster in namespace (nil when
-// there is none) and whether it is one the hub publishes: the namespace
-// serves the cluster (see membership.Reader.ServesProfile).
-func (r *Reconciler) profile(ctx context.Context, namespace, cluster string) (*cpv1alpha1.ClusterProfile, bool, error) {
-	profile, err := optional.Get(ctx, r.client, types.NamespacedName{Namespace: namespace, Name: cluster}, &cpv1alpha1.ClusterProfile{})
+// view is where a reconcile reads the world from.
+type view struct {
+	// objects serves profiles, ManagedServiceAccounts and what membership
+	// reads; tokens the agent's token Secrets.
+	objects, tokens client.Reader
+}
+
+// cached reads the manager's caches, as every reconcile does.
+func (r *Reconciler) cached() view { return view{objects: r.client, tokens: r.tokens} }
+
+// world reads what decides the copies of cluster in namespace: the hub's
+// profile of the cluster there (nil unless the namespace serves it; see
+// membership.Reader.ServesProfile) and, with a profile, the cluster's
+// sources.
+func (r *Reconciler) world(ctx context.Context, v view, namespace, cluster string) (*cpv1alpha1.ClusterProfile, []Source, error) {
+	profile, err := optional.Get(ctx, v.objects, types.NamespacedName{Namespace: namespace, Name: cluster}, &cpv1alpha1.ClusterProfile{})
 	if err != nil {
-		return nil, false, fmt.Errorf("reading ClusterProfile %s/%s: %w", namespace, cluster, err)
+		return nil, nil, fmt.Errorf("reading ClusterProfile %s/%s: %w", namespace, cluster, err)
 	}
-	if profile == nil {
-		return nil, false, nil
+	served, err := membership.Reader{Client: v.objects}.ServesProfile(ctx, profile, r.managerName)
+	if err != nil || !served {
+		return nil, nil, err
 	}
-	served, err := r.members.ServesProfile(ctx, profile, r.managerName)
-	return profile, served, err
+	sources, err := r.sources(ctx, v, cluster)
+	return profile, sources, err
+}
+
+// confirmRemovals keeps only the removals the API server agrees with. Each
+// cache has its own watch, so the copies cache can show a copy before the
+// others show what made it wanted (its profile, a binding turned Bound, a
+// new ManagedServiceAccount): managed-serviceaccount's syncer, or this one
+// on a peer's cache, made it from a fresher view. As Kubernetes' garbage
+// collector looks an owner up before it deletes a dependant, the syncer
+// deletes only a copy the live hub does not want either; a copy kept here
+// is reconciled again when the event that explains it reaches the cache.
+func (r *Reconciler) confirmRemovals(ctx context.Context, namespace, cluster string, steps []copyStep) ([]copyStep, error) {
+	if !slices.ContainsFunc(steps, func(s copyStep) bool { return s.remove != nil }) {
+		return steps, nil
+	}
+	profile, sources, err := r.world(ctx, view{objects: r.apiReader, tokens: r.apiReader}, namespace, cluster)
+	if err != nil {
+		return nil, fmt.Errorf("confirming the removal of copies of %s in %s: %w", cluster, namespace, err)
+	}
+	wanted := sets.New[string]()
+	if profile != nil {
+		for _, c := range DesiredCopies(profile, cluster, sources, Rules{Unscoped: r.unscoped}) {
+			wanted.Insert(c.Name)
+		}
+	}
+	return slices.DeleteFunc(steps, func(s copyStep) bool {
+		stale := s.remove != nil && wanted.Has(s.remove.Name)
+		if stale {
+			ctrl.LoggerFrom(ctx).V(2).Info("Keeping a synced token Secret the caches do not explain yet: the API server still wants it",
+				"secret", klog.KObj(s.remove))
+		}
+		return stale
+	}), nil
 }
 
 // sources are the cluster's ManagedServiceAccounts that ask for sync, with
-// their token Secrets.
-func (r *Reconciler) sources(ctx context.Context, cluster string) ([]Source, error) {
+// their token Secrets: only a Secret labelled as the agent's token, which
+// is all the tokens cache holds.
+func (r *Reconciler) sources(ctx context.Context, v view, cluster string) ([]Source, error) {
 	msas := &authv1beta1.ManagedServiceAccountList{}
-	if err := r.client.List(ctx, msas, client.InNamespace(cluster),
+	if err := v.objects.List(ctx, msas, client.InNamespace(cluster),
 		client.MatchingLabels{LabelSyncToClusterProfile: "true"}); err != nil {
 		return nil, fmt.Errorf("listing ManagedServiceAccounts of %s: %w", cluster, err)
 	}
@@ -158,11 +201,13 @@ func (r *Reconciler) sources(ctx context.Context, cluster string) ([]Source, err
 		msa := &msas.Items[i]
 		s := Source{MSA: msa}
 		if msa.DeletionTimestamp.IsZero() && msa.Status.TokenSecretRef != nil {
-			token, err := optional.Get(ctx, r.tokens, types.NamespacedName{Namespace: cluster, Name: msa.Status.TokenSecretRef.Name}, &corev1.Secret{})
+			token, err := optional.Get(ctx, v.tokens, types.NamespacedName{Namespace: cluster, Name: msa.Status.TokenSecretRef.Name}, &corev1.Secret{})
 			if err != nil {
 				return nil, fmt.Errorf("reading the token Secret of ManagedServiceAccount %s/%s: %w", cluster, msa.Name, err)
 			}
-			s.Token = token
+			if token != nil && token.Labels[LabelIsManagedServiceAccount] == "true" {
+				s.Token = token
+			}
 		}
 		sources = append(sources, s)
 	}

@@ -2,6 +2,7 @@ package credsync
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	addonv1beta1 "open-cluster-management.io/api/addon/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -350,4 +352,84 @@ func ownerUIDs(refs []metav1.OwnerReference) []metav1.OwnerReference {
 		out = append(out, metav1.OwnerReference{UID: r.UID})
 	}
 	return out
+}
+
+// TestARemovalWaitsForTheAPIServer: the copies cache can show a copy before
+// the caches that explain it catch up (each cache has its own watch). A copy
+// the stale caches do not want but the API server does stays; one the API
+// server does not want either goes, whoever wrote it.
+func TestARemovalWaitsForTheAPIServer(t *testing.T) {
+	unbound := func(objects []client.Object) []client.Object {
+		for i, obj := range objects {
+			if _, ok := obj.(*clusterv1beta2.ManagedClusterSetBinding); ok {
+				objects[i] = utiltesting.MakeBinding("team", "c1-set").Bound(false).Obj()
+			}
+		}
+		return objects
+	}
+	withoutMSA := func(objects []client.Object) []client.Object {
+		return slices.DeleteFunc(objects, func(obj client.Object) bool {
+			_, ok := obj.(*authv1beta1.ManagedServiceAccount)
+			return ok
+		})
+	}
+	unlabelledToken := func(objects []client.Object) []client.Object {
+		for _, obj := range objects {
+			if s, ok := obj.(*corev1.Secret); ok && s.Namespace == "c1" {
+				s.Labels = nil
+			}
+		}
+		return objects
+	}
+	yielding := []client.Object{upstreamSyncer(), msaAddOn()}
+	cases := map[string]struct {
+		cached, live []client.Object
+		want         map[string]*corev1.Secret
+	}{
+		"a copy whose binding the cache has not seen Bound stays": {
+			cached: unbound(hub(profile("team", "c1"), syncedCopy("team"))),
+			live:   hub(profile("team", "c1")),
+			want:   map[string]*corev1.Secret{"c1-multikueue": syncedCopy("team")},
+		},
+		"managed-serviceaccount's copy of a profile the cache has not seen stays": {
+			cached: hub(append(yielding, upstreamCopy("team"))...),
+			live:   hub(profile("team", "c1")),
+			want:   map[string]*corev1.Secret{"c1-multikueue": upstreamCopy("team")},
+		},
+		"a copy of a ManagedServiceAccount the cache has not seen stays": {
+			cached: withoutMSA(hub(profile("team", "c1"), syncedCopy("team"))),
+			live:   hub(profile("team", "c1")),
+			want:   map[string]*corev1.Secret{"c1-multikueue": syncedCopy("team")},
+		},
+		"a copy the API server does not want either goes": {
+			cached: unbound(hub(profile("team", "c1"), syncedCopy("team"))),
+			live:   unbound(hub(profile("team", "c1"))),
+			want:   map[string]*corev1.Secret{},
+		},
+		"a token Secret without the agent's label is no token": {
+			cached: withoutMSA(hub(append(yielding, profile("team", "c1"), upstreamCopy("team"))...)),
+			live:   unlabelledToken(hub(profile("team", "c1"))),
+			want:   map[string]*corev1.Secret{},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := fakeclient.Builder(tc.cached...).WithIndex(&corev1.Secret{}, IndexCopyOf, IndexCopy).Build()
+			r := newTestReconciler(c, events.NewFakeRecorder(10))
+			r.apiReader = fakeclient.New(tc.live...)
+			r.upstream = coexistence.NewTwinWatchReading(coexistence.ManagedServiceAccountSyncer, coexistence.Trust{Namespaces: []string{"addons"}}, c, nil)
+
+			if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "c1"}}); err != nil {
+				t.Fatalf("Reconcile: %v", err)
+			}
+
+			got := fakeclient.SecretsIn(t, c, "team")
+			for _, s := range tc.want {
+				s.ResourceVersion = ""
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Secrets in team (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
