@@ -174,6 +174,14 @@ func TestAgentAddonEnabledAsClusteradmDoes(t *testing.T) {
 	ctx, g := context.Background(), NewWithT(t)
 	g.SetDefaultEventuallyTimeout(timeout)
 	g.SetDefaultEventuallyPollingInterval(interval)
+	// The agent's claims are owned by its ClusterRole, which OCM's work
+	// agent deletes with the addon, so that the garbage collector removes
+	// them and none is left to feed stale facts to the hub.
+	for _, c := range []string{"cluster1", "cluster2"} {
+		g.Eventually(func(g Gomega) map[string]string { return agentClaimOwners(ctx, g, c) }).Should(And(HaveLen(len(agentapi.Claims)-2),
+			HaveEach(Equal(agentapi.ClusterRole))), "the owners of the agent's ClusterClaims on %s (no GPU claims: no GPUs)", c)
+	}
+
 	g.Expect(env.UpgradeBundle(ctx, releaseName, releaseNamespace, map[string]any{"agent": map[string]any{"installStrategy": "Manual"}})).To(Succeed())
 	t.Cleanup(func() {
 		g.Expect(env.ForgetIssuedAddonCSRs(ctx, agentapi.AddonName)).To(Succeed())
@@ -184,17 +192,6 @@ func TestAgentAddonEnabledAsClusteradmDoes(t *testing.T) {
 				Should(Equal(agentapi.ReasonAgentChecksPartiallyObserved), "the agent's report back on %s", c)
 		}
 	})
-
-	// The agent's claims are owned by its ClusterRole, which OCM's work
-	// agent deletes with the addon, so that the garbage collector removes
-	// them and none is left to feed stale facts to the hub. (This harness's
-	// kube-controller-manager does not map the CRDs the klusterlet installs
-	// after it starts, so the work agent's foreground deletions never end
-	// here; the ownership is what can be checked.)
-	for _, c := range []string{"cluster1", "cluster2"} {
-		g.Eventually(func() map[string]string { return agentClaimOwners(ctx, g, c) }).Should(And(HaveLen(len(agentapi.Claims)-2),
-			HaveEach(Equal(agentapi.ClusterRole))), "the owners of the agent's ClusterClaims on %s (no GPU claims: no GPUs)", c)
-	}
 
 	// clusteradm addon disable --names cluster-profile-agent --clusters cluster1,cluster2
 	for _, c := range []string{"cluster1", "cluster2"} {
@@ -210,6 +207,8 @@ func TestAgentAddonEnabledAsClusteradmDoes(t *testing.T) {
 		g.Eventually(func() bool {
 			return apierrors.IsNotFound(hub.Get(ctx, key(c, agentapi.AddonName), &addonv1beta1.ManagedClusterAddOn{}))
 		}).Should(BeTrue(), "the ManagedClusterAddOn on %s deleted", c)
+		g.Eventually(func(g Gomega) map[string]string { return agentClaimOwners(ctx, g, c) }).Should(BeEmpty(),
+			"the garbage collector of %s deletes the agent's ClusterClaims with its ClusterRole", c)
 	}
 
 	g.Expect(env.ForgetIssuedAddonCSRs(ctx, agentapi.AddonName)).To(Succeed())
@@ -242,11 +241,14 @@ func agentClaimOwners(ctx context.Context, g Gomega, cluster string) map[string]
 	g.Expect(err).NotTo(HaveOccurred())
 	list, err := claims.ClusterV1alpha1().ClusterClaims().List(ctx, metav1.ListOptions{LabelSelector: agentapi.ClaimLabel})
 	g.Expect(err).NotTo(HaveOccurred())
+	owners := map[string]string{}
+	if len(list.Items) == 0 {
+		return owners
+	}
 	cs, err := env.Cluster(cluster).Clientset()
 	g.Expect(err).NotTo(HaveOccurred())
 	role, err := cs.RbacV1().ClusterRoles().Get(ctx, agentapi.ClusterRole, metav1.GetOptions{})
 	g.Expect(err).NotTo(HaveOccurred())
-	owners := map[string]string{}
 	for _, c := range list.Items {
 		owners[c.Name] = ""
 		for _, ref := range c.OwnerReferences {
