@@ -84,6 +84,7 @@ $(OCM_BIN_DIR)/.built-$(OCM_VERSION): hack/ocmlocal.sh hack/_upstreammirror/main
 test: envtest ocm-binaries build image previous helm4 argocd
 	$(GO) test ./... -count=1 -timeout 30m
 	cd hack/image && $(GO) test ./... -count=1
+	cd hack/kueueconfig && $(GO) test ./... -count=1
 	ARGOCD_VERSION=$(ARGOCD_VERSION) hack/argocd.sh test
 
 ## unit: tests that need no control plane (-short skips the end-to-end ones)
@@ -125,12 +126,14 @@ lint: vet $(STATICCHECK)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(STATICCHECK) ./...
 	cd hack/image && $(STATICCHECK) ./...
+	cd hack/kueueconfig && $(STATICCHECK) ./...
 	$(GO) run github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
 
-# hack/image is a module of its own (see its go.mod), which ./... leaves out.
+# hack/image and hack/kueueconfig are modules of their own (see their go.mod), which ./... leaves out.
 vet:
 	$(GO) vet ./...
 	cd hack/image && $(GO) vet ./...
+	cd hack/kueueconfig && $(GO) vet ./...
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

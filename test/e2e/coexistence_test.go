@@ -34,6 +34,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/doctor"
 	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
+	"open-cluster-management.io/clusterprofile-bundle/test/docsrun"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
 )
 
@@ -149,13 +150,18 @@ func TestUpstreamWritersAndTheBundleHandOverInPlace(t *testing.T) {
 }
 
 // setUpstream turns upstream's ClusterProfile writers on or off as the seed
-// guide's steps do (see upstreamGates).
+// guide's steps do (see upstreamGates); OCM's mirror by typing install.md's
+// commands (docsrun.OCMMirrorGate), after which the harness waits for OCM's
+// operator to roll the change out.
 func setUpstream(ctx context.Context, t *testing.T, on bool) {
 	t.Helper()
 	for _, u := range upstreamGates {
 		gates := map[string]bool{u.gate: on}
 		var err error
 		if u.deployment == "" {
+			mode := map[bool]string{true: `"mode":"Enable"`, false: `"mode":"Disable"`}
+			printed := docsShellFor(t).run(t, docsrun.OCMMirrorGate, strings.NewReplacer(mode[false], mode[on]))
+			requireOnlyTheMirrorGate(t, printed[0])
 			err = env.SetHubFeatureGates(ctx, gates)
 		} else {
 			if !on {
@@ -165,6 +171,28 @@ func setUpstream(ctx context.Context, t *testing.T, on bool) {
 		}
 		if err != nil {
 			t.Fatalf("turning %s %v: %v", u.gate, on, err)
+		}
+	}
+}
+
+// requireOnlyTheMirrorGate fails unless the ClusterManager's gates printed
+// by install.md's first command are at most OCM's mirror gate: the patch
+// that follows replaces the list, and the docs tell the user to keep any
+// other gate in it.
+func requireOnlyTheMirrorGate(t *testing.T, printed string) {
+	t.Helper()
+	if strings.TrimSpace(printed) == "" {
+		return
+	}
+	var gates []struct {
+		Feature string `json:"feature"`
+	}
+	if err := json.Unmarshal([]byte(printed), &gates); err != nil {
+		t.Fatalf("the ClusterManager's gates as install.md prints them: %v: %q", err, printed)
+	}
+	for _, g := range gates {
+		if g.Feature != coexistence.BuiltInGate {
+			t.Fatalf("the hub has gate %s, which install.md's patch as typed would drop", g.Feature)
 		}
 	}
 }

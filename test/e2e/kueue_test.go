@@ -4,48 +4,151 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
+	"open-cluster-management.io/clusterprofile-bundle/test/docsrun"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
 )
 
-// TestKueueMultiKueueClusterFromProfileStaysActive: real Kueue v0.16.1 on
-// the hub, configured as OCM's documentation configures MultiKueue (the
-// open-cluster-management credentials provider: cp-creds with
-// --managed-serviceaccount=multikueue), connects to cluster1 through the
-// profile the bundle publishes in kueue-system: the entry's server (the
-// cluster-proxy user server), its CA, and the token cp-creds reads from the
-// synced copy. Kueue runs cp-creds from the bundle's image, as a Kueue pod
-// that mounts it from there would. Kueue marks the MultiKueueCluster Active
-// once its watches of Workloads and Jobs on cluster1 run, and it stays
-// Active.
-func TestKueueMultiKueueClusterFromProfileStaysActive(t *testing.T) {
+// TestTheMultiKueueRecipeDispatchesThroughProfiles follows the docs'
+// MultiKueue recipe (docs/examples/multikueue) on real Kueue v0.16.1: the
+// harness installed Kueue with the recipe's configuration and patched its
+// Deployment with the recipe's initContainer, which copies cp-creds from the
+// bundle's image. Here the recipe's worker RBAC goes onto each cluster and
+// its MultiKueue objects onto the hub: each MultiKueueCluster connects
+// through its profile in kueue-system (the entry's server and CA, the token
+// cp-creds reads from the synced copy) and stays Active, the admission check
+// is Active, and the recipe's Job is dispatched: its Workload appears on
+// every worker, written with the ManagedServiceAccount's token. (The
+// workers run Kueue's CRDs, not its manager, so no worker admits it.)
+func TestTheMultiKueueRecipeDispatchesThroughProfiles(t *testing.T) {
 	requireEnv(t)
 	ctx, g := context.Background(), NewWithT(t)
 	g.SetDefaultEventuallyTimeout(timeout)
 	g.SetDefaultEventuallyPollingInterval(interval)
-	manager, err := env.RunsFromImage(env.Hub, releaseNamespace, releaseName, "clusterprofile-manager")
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(env.KueuePlugin).To(Equal(filepath.Join(manager.Rootfs, "cp-creds")), "Kueue runs the image's cp-creds")
-	const cluster = "cluster1"
-	managed, err := env.Cluster(cluster).Clientset()
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(consumer.AllowMultiKueueWorker(ctx, managed)).To(Succeed())
+	kueue := &appsv1.Deployment{}
+	g.Expect(hub.Get(ctx, key(ocmlocal.KueueNamespace, ocmlocal.KueueDeployment), kueue)).To(Succeed())
+	g.Expect(kueue.Spec.Template.Spec.InitContainers).To(ContainElement(And(
+		HaveField("Image", env.Registry.BundleReference()),
+		HaveField("Command", []string{"cp", "/cp-creds", "/plugins/cp-creds"}))), "Kueue copies cp-creds from the bundle's image")
 
-	mkc := ocmlocal.NewMultiKueueCluster(cluster, cluster)
-	g.Expect(hub.Create(ctx, mkc)).To(Succeed())
-	t.Cleanup(func() { _ = client.IgnoreNotFound(hub.Delete(context.Background(), mkc)) })
+	shell := docsShellFor(t)
+	// The one edit: the image of the patch, as the recipe says for a mirror.
+	shell.run(t, docsrun.MultiKueueConfigure, strings.NewReplacer(
+		"docs/examples/multikueue/"+recipePatch, mirroredRecipePatch(t)))
+	for _, c := range env.Clusters {
+		managed, err := client.New(c.Config, client.Options{Scheme: hub.Scheme()})
+		g.Expect(err).NotTo(HaveOccurred())
+		createRecipe(ctx, t, g, managed, "worker-rbac.yaml")
+	}
+	deleteRecipeAtCleanup(t, hub, "multikueue.yaml")
+	shell.run(t, docsrun.MultiKueueObjects, nil)
+	for _, cluster := range fleetClusters {
+		g.Eventually(multiKueueClusterActive(ctx, cluster)).Should(Succeed())
+	}
+	g.Consistently(func(g Gomega) {
+		for _, cluster := range fleetClusters {
+			multiKueueClusterActive(ctx, cluster)(g)
+		}
+	}).WithTimeout(15 * time.Second).WithPolling(time.Second).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		check := &unstructured.Unstructured{}
+		check.SetGroupVersionKind(kueueGVK("AdmissionCheck"))
+		g.Expect(hub.Get(ctx, client.ObjectKey{Name: "multikueue"}, check)).To(Succeed())
+		g.Expect(conditionStatus(check, "Active")).To(Equal(string(metav1.ConditionTrue)), "the admission check")
+	}).Should(Succeed())
 
-	active := multiKueueClusterActive(ctx, cluster)
-	g.Eventually(active).Should(Succeed())
-	g.Consistently(active).WithTimeout(15 * time.Second).WithPolling(time.Second).Should(Succeed())
+	deleteRecipeAtCleanup(t, hub, "job.yaml")
+	shell.run(t, docsrun.MultiKueueJob, nil)
+	for _, c := range env.Clusters {
+		managed, err := client.New(c.Config, client.Options{Scheme: hub.Scheme()})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Eventually(func() ([]unstructured.Unstructured, error) {
+			workloads := &unstructured.UnstructuredList{}
+			workloads.SetGroupVersionKind(kueueGVK("WorkloadList"))
+			err := managed.List(ctx, workloads, client.InNamespace("default"))
+			return workloads.Items, err
+		}).ShouldNot(BeEmpty(), "MultiKueue dispatches the Job's Workload to %s", c.Name)
+	}
+}
+
+// recipePatch is the recipe's patch of Kueue's Deployment.
+const recipePatch = "kueue-controller-manager-cp-creds.yaml"
+
+// mirroredRecipePatch is a copy of the recipe's patch that names the bundle's
+// image in the local registry, as the recipe tells a user with a mirror.
+func mirroredRecipePatch(t *testing.T) string {
+	t.Helper()
+	raw, err := os.ReadFile(ocmlocal.KueueRecipeFile(recipePatch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const release = "image: ghcr.io/open-cluster-management-io/clusterprofile-bundle:"
+	if !strings.Contains(string(raw), release) {
+		t.Fatalf("%s names no image %s...", recipePatch, release)
+	}
+	path := filepath.Join(t.TempDir(), recipePatch)
+	mirrored := strings.ReplaceAll(string(raw), release, "image: "+env.Registry.BundleRepository+":")
+	if err := os.WriteFile(path, []byte(mirrored), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// deleteRecipeAtCleanup deletes the objects of a recipe file when the test
+// ends.
+func deleteRecipeAtCleanup(t *testing.T, c client.Client, file string) {
+	t.Helper()
+	objects, err := ocmlocal.ObjectsOfFile(ocmlocal.KueueRecipeFile(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, obj := range objects {
+			_ = client.IgnoreNotFound(c.Delete(context.Background(), obj, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+		}
+	})
+}
+
+// createRecipe creates the objects of a file of the docs' MultiKueue recipe
+// with c, and deletes them when the test ends.
+func createRecipe(ctx context.Context, t *testing.T, g Gomega, c client.Client, file string) {
+	t.Helper()
+	objects, err := ocmlocal.ObjectsOfFile(ocmlocal.KueueRecipeFile(file))
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, obj := range objects {
+		g.Expect(c.Create(ctx, obj)).To(Succeed(), "%s: %s %s", file, obj.GetKind(), obj.GetName())
+		t.Cleanup(func() {
+			_ = client.IgnoreNotFound(c.Delete(context.Background(), obj, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+		})
+	}
+}
+
+func kueueGVK(kind string) schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: kind}
+}
+
+// conditionStatus is the status of an object's condition ("" without it).
+func conditionStatus(u *unstructured.Unstructured, conditionType string) string {
+	conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conditions {
+		if m, ok := c.(map[string]any); ok && m["type"] == conditionType {
+			s, _ := m["status"].(string)
+			return s
+		}
+	}
+	return ""
 }
 
 // multiKueueClusterActive checks that Kueue holds the MultiKueueCluster of

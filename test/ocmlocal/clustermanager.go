@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	operatorv1 "open-cluster-management.io/api/operator/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -192,15 +193,20 @@ func (e *Env) SetHubFeatureGates(ctx context.Context, gates map[string]bool) err
 	if err != nil {
 		return err
 	}
-	cm := &operatorv1.ClusterManager{}
-	if err := c.Get(ctx, types.NamespacedName{Name: clusterManagerName}, cm); err != nil {
-		return fmt.Errorf("reading ClusterManager: %w", err)
-	}
-	if cm.Spec.RegistrationConfiguration == nil {
-		cm.Spec.RegistrationConfiguration = &operatorv1.RegistrationHubConfiguration{}
-	}
-	cm.Spec.RegistrationConfiguration.FeatureGates = setFeatureGates(cm.Spec.RegistrationConfiguration.FeatureGates, gates)
-	if err := c.Update(ctx, cm); err != nil {
+	// The operator writes the ClusterManager too (its finalizer, its
+	// status): read it again when it changed in between.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cm := &operatorv1.ClusterManager{}
+		if err := c.Get(ctx, types.NamespacedName{Name: clusterManagerName}, cm); err != nil {
+			return fmt.Errorf("reading ClusterManager: %w", err)
+		}
+		if cm.Spec.RegistrationConfiguration == nil {
+			cm.Spec.RegistrationConfiguration = &operatorv1.RegistrationHubConfiguration{}
+		}
+		cm.Spec.RegistrationConfiguration.FeatureGates = setFeatureGates(cm.Spec.RegistrationConfiguration.FeatureGates, gates)
+		return c.Update(ctx, cm)
+	})
+	if err != nil {
 		return fmt.Errorf("updating ClusterManager: %w", err)
 	}
 	err = poll(ctx, 3*time.Minute, nil, func(ctx context.Context) (bool, error) {

@@ -53,9 +53,9 @@ type Options struct {
 	// ClusterProxy installs cluster-proxy (addon manager, ANP proxy-server,
 	// user server on the hub, proxy and addon agents on every cluster).
 	ClusterProxy bool
-	// Kueue installs Kueue's manager on the hub with MultiKueue's
-	// ClusterProfile support and OCM's credentials providers (cp-creds from
-	// bin/), and Kueue's CRDs on every cluster (see kueue.go). It needs
+	// Kueue installs Kueue's manager on the hub as the docs' MultiKueue
+	// recipe configures it (cp-creds copied from the bundle's image), and
+	// Kueue's CRDs on every cluster (see kueue.go). It needs Registry, and
 	// ClusterProxy for the profiles' open-cluster-management entry.
 	Kueue bool
 	// ArgoCD prepares Argo CD's namespace and turns the bundle's Argo CD
@@ -105,9 +105,6 @@ type Env struct {
 	Proxy *UserServer
 	// Registry is the local registry, when Options.Registry is set.
 	Registry *Registry
-	// KueuePlugin is the cp-creds Kueue's manager runs, when Options.Kueue
-	// is set: the bundle image's, with Options.Registry.
-	KueuePlugin string
 	// ArgoCDPlugin is the cp-creds the bundle's Argo CD cluster Secrets
 	// run, when Options.ArgoCD is set: the bundle image's, with
 	// Options.Registry.

@@ -3,8 +3,10 @@
 package ocmlocal
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,22 +19,22 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/cluster-inventory-api/pkg/access"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
-	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
 )
 
-// Kueue on the hub, as OCM's MultiKueue setup installs it: Kueue's own Helm
-// chart (the release's, from its module at the version hack/ocmlocal.sh
-// built, recorded in bin/ocm/kueue-module.json) in kueue-system, the
-// MultiKueueClusterProfile feature gate on and the credentials providers of
-// OCM's documentation (cp-creds with --managed-serviceaccount=multikueue);
-// Kueue's CRDs on every managed cluster, as on a worker. The hub kubelet
-// runs the chart's manager Deployment from bin/ocm/kueue; Kueue's internal
+// Kueue on the hub, as the docs' MultiKueue recipe sets it up: Kueue's own
+// Helm chart (the release's, from its module at the version hack/ocmlocal.sh
+// built, recorded in bin/ocm/kueue-module.json) in kueue-system, with the
+// recipe's configuration (MultiKueueClusterProfile on, the bundle's cp-creds
+// as the credentials provider) and its patch (an initContainer copying
+// cp-creds from the bundle's image); Kueue's CRDs on every managed cluster,
+// as on a worker. The hub kubelet runs the chart's manager Deployment from
+// bin/ocm/kueue, with the recipe's initContainer from the bundle's image; Kueue's internal
 // cert management issues its webhook certificate, which reaches the pod
 // through the Secret volume, and the API server reaches its webhooks and
 // visibility API through the service network (servicenet.go).
@@ -49,9 +51,6 @@ const (
 	// kueueLease is the chart configuration's leader election lease.
 	kueueLease      = "c1f6bfd2.kueue.x-k8s.io"
 	kueueModuleFile = "kueue-module.json"
-	// KueueFeatureGate turns on MultiKueue's ClusterProfile support
-	// (alpha in Kueue v0.16, off by default).
-	KueueFeatureGate = "MultiKueueClusterProfile"
 )
 
 // MultiKueueClusterGVK is the kind Kueue v0.16 serves and stores.
@@ -61,9 +60,8 @@ var kueuePrograms = []string{"kueue", kueueModuleFile}
 
 // imagePlugin is the cp-creds a consumer runs: with Options.Registry the
 // bundle image's /cp-creds, as a consumer's pod mounts it from the image
-// (Kueue's and Argo CD's own images cannot be pulled here, so they run from
-// their binaries and exec the plugin from the unpacked bundle image); else
-// bin/cp-creds.
+// (Argo CD's own programs run here from its code, not as pods, and exec the
+// plugin from the unpacked bundle image); else bin/cp-creds.
 func (e *Env) imagePlugin() (string, error) {
 	if e.Registry == nil {
 		return filepath.Join(RepoRoot(), "bin", "cp-creds"), nil
@@ -76,8 +74,15 @@ func (e *Env) imagePlugin() (string, error) {
 }
 
 // startKueue installs Kueue's CRDs on the managed clusters and its chart on
-// the hub, and waits until its manager leads.
+// the hub, configured as the docs' MultiKueue recipe says
+// (docs/examples/multikueue: kueue-manager-config.yaml as the chart's
+// manager configuration, and kueue-controller-manager-cp-creds.yaml patched
+// into its Deployment, the image named from the local registry as the
+// recipe says a mirror is), and waits until its manager leads.
 func (e *Env) startKueue(ctx context.Context) error {
+	if e.Registry == nil {
+		return errors.New("the harness's Kueue needs Options.Registry: its pod copies cp-creds from the bundle's image, as the docs' recipe says")
+	}
 	start := time.Now()
 	bases := filepath.Join(e.bins.kueue.Dir, "config", "components", "crd", "bases")
 	for _, c := range e.Clusters {
@@ -89,10 +94,7 @@ func (e *Env) startKueue(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if e.KueuePlugin, err = e.imagePlugin(); err != nil {
-		return err
-	}
-	config, err := kueueManagerConfig(chart.Values, consumer.SeedProviders(e.KueuePlugin))
+	config, err := RecipeKueueConfig(KueueRecipeConfigFile)
 	if err != nil {
 		return err
 	}
@@ -102,15 +104,23 @@ func (e *Env) startKueue(ctx context.Context) error {
 		// its Service.
 		e.ReachUserServer(KueueNamespace, KueueDeployment)
 	}
+	// The open-cluster-management-direct entry, which the recipe lists
+	// first, names each cluster's API server: Kueue's pod reaches them, as
+	// on a hub whose pods reach the clusters' API servers.
+	for _, c := range e.Clusters {
+		e.kubeletOf(e.Hub).reachPort(KueueNamespace, KueueDeployment, c.Port)
+	}
 	values := map[string]any{
 		"controllerManager": map[string]any{
-			"featureGates": []any{map[string]any{"name": KueueFeatureGate, "enabled": true}},
 			"manager": map[string]any{"image": map[string]any{
 				"repository": kueueImage, "tag": e.bins.kueue.Version, "pullPolicy": "IfNotPresent"}},
 		},
 		"managerConfig": map[string]any{"controllerManagerConfigYaml": config},
 	}
 	if err := e.InstallChart(ctx, chart, kueueRelease, KueueNamespace, values); err != nil {
+		return err
+	}
+	if err := e.patchKueueWithRecipe(ctx); err != nil {
 		return err
 	}
 	if err := e.WaitDeploymentAvailable(ctx, KueueNamespace, KueueDeployment); err != nil {
@@ -122,31 +132,70 @@ func (e *Env) startKueue(ctx context.Context) error {
 	if err := e.waitKueueLeads(ctx); err != nil {
 		return err
 	}
-	e.progressf("Kueue %s leads on the hub (MultiKueue with ClusterProfiles), its CRDs on %d clusters, in %s",
+	e.progressf("Kueue %s leads on the hub (MultiKueue with ClusterProfiles, as the docs' recipe configures it), its CRDs on %d clusters, in %s",
 		e.bins.kueue.Version, len(e.Clusters), since(start))
 	return nil
 }
 
-// kueueManagerConfig is the chart's default Configuration with the
-// ClusterProfile credentials providers added and only batch/v1 Jobs
-// integrated (no Pod or Deployment webhooks on the hub's own workloads).
-func kueueManagerConfig(chartValues map[string]any, providers []access.Provider) (string, error) {
-	manager, _ := chartValues["managerConfig"].(map[string]any)
-	raw, _ := manager["controllerManagerConfigYaml"].(string)
-	config := map[string]any{}
-	if err := yaml.Unmarshal([]byte(raw), &config); err != nil || len(config) == 0 {
-		return "", fmt.Errorf("the Kueue chart's managerConfig.controllerManagerConfigYaml (%v)", err)
+// The docs' MultiKueue recipe (docs/consumers.md, "MultiKueue").
+const (
+	// KueueRecipeConfigFile is the recipe's Kueue configuration for the
+	// Kueue releases up to 0.18, which the harness runs.
+	KueueRecipeConfigFile = "kueue-manager-config.yaml"
+	// kueueRecipePatchFile is the recipe's patch of Kueue's Deployment.
+	kueueRecipePatchFile = "kueue-controller-manager-cp-creds.yaml"
+	// kueueConfigMap is the chart's ConfigMap for release kueue, which the
+	// recipe's configuration file replaces.
+	kueueConfigMap = kueueRelease + "-manager-config"
+	// releaseImageRepository is the repository the docs name for the
+	// bundle's image, which the recipe says to change for a mirror.
+	releaseImageRepository = "ghcr.io/open-cluster-management-io/clusterprofile-bundle"
+)
+
+// KueueRecipeFile is the path of a file of the docs' MultiKueue recipe.
+func KueueRecipeFile(name string) string {
+	return filepath.Join(RepoRoot(), "docs", "examples", "multikueue", name)
+}
+
+// RecipeKueueConfig is the controller_manager_config.yaml of a recipe's
+// ConfigMap file.
+func RecipeKueueConfig(file string) (string, error) {
+	raw, err := os.ReadFile(KueueRecipeFile(file))
+	if err != nil {
+		return "", err
 	}
-	config["integrations"] = map[string]any{"frameworks": []string{"batch/job"}}
-	// Kueue's ClusterProfileCredentialsProvider: a name and client-go's
-	// ExecConfig, as in access.Provider without its policies.
-	var entries []any
-	for _, p := range providers {
-		entries = append(entries, map[string]any{"name": p.Name, "execConfig": p.ExecConfig})
+	cm := &corev1.ConfigMap{}
+	if err := yaml.UnmarshalStrict(raw, cm); err != nil {
+		return "", fmt.Errorf("%s: %w", file, err)
 	}
-	config["multiKueue"] = map[string]any{"clusterProfile": map[string]any{"credentialsProviders": entries}}
-	out, err := yaml.Marshal(config)
-	return string(out), err
+	config := cm.Data["controller_manager_config.yaml"]
+	if cm.Name != kueueConfigMap || cm.Namespace != KueueNamespace || config == "" {
+		return "", fmt.Errorf("%s: want the ConfigMap %s/%s with controller_manager_config.yaml", file, KueueNamespace, kueueConfigMap)
+	}
+	return config, nil
+}
+
+// patchKueueWithRecipe patches Kueue's Deployment as the recipe says
+// (kubectl patch's strategic merge), the bundle's image named from the
+// local registry.
+func (e *Env) patchKueueWithRecipe(ctx context.Context) error {
+	raw, err := os.ReadFile(KueueRecipeFile(kueueRecipePatchFile))
+	if err != nil {
+		return err
+	}
+	patch, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		return fmt.Errorf("%s: %w", kueueRecipePatchFile, err)
+	}
+	patch = bytes.ReplaceAll(patch, []byte(releaseImageRepository+":"), []byte(e.Registry.BundleRepository+":"))
+	hub, err := kubernetes.NewForConfig(e.Hub.Config)
+	if err != nil {
+		return err
+	}
+	if _, err := hub.AppsV1().Deployments(KueueNamespace).Patch(ctx, KueueDeployment, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("patching Kueue's Deployment with %s: %w", kueueRecipePatchFile, err)
+	}
+	return nil
 }
 
 // waitKueueLeads waits until Kueue's manager holds its leader lease (it

@@ -68,26 +68,39 @@ func (e *Env) installOperator(ctx context.Context, cp *ControlPlane, name string
 // applyFile creates every object of a YAML file (several documents allowed),
 // after mutate; objects that exist are left as they are.
 func applyFile(ctx context.Context, c client.Client, path string, mutate func(*unstructured.Unstructured) error) error {
-	raw, err := os.ReadFile(path)
+	objects, err := ObjectsOfFile(path)
 	if err != nil {
 		return err
 	}
-	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
-	for {
-		obj := &unstructured.Unstructured{}
-		if err := decoder.Decode(&obj.Object); errors.Is(err, io.EOF) {
-			return nil
-		} else if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		if len(obj.Object) == 0 {
-			continue
-		}
+	for _, obj := range objects {
 		if err := mutate(obj); err != nil {
 			return err
 		}
 		if err := createIgnoringExists(obj, c.Create(ctx, obj)); err != nil {
 			return fmt.Errorf("creating %s %s from %s: %w", obj.GetKind(), obj.GetName(), path, err)
+		}
+	}
+	return nil
+}
+
+// ObjectsOfFile decodes the objects of a YAML file (several documents
+// allowed, empty ones skipped).
+func ObjectsOfFile(path string) ([]*unstructured.Unstructured, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+	var objects []*unstructured.Unstructured
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := decoder.Decode(&obj.Object); errors.Is(err, io.EOF) {
+			return objects, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(obj.Object) > 0 {
+			objects = append(objects, obj)
 		}
 	}
 }
