@@ -74,8 +74,9 @@ var Run = []Ref{AdoptCRD, InstallFromClone, Check, NameClashEvents, MirrorGates,
 const (
 	releaseRegistry = "the release's registry is reachable only after a release; test/release checks what the release " +
 		"pushes, and test/docs that every image reference names the repository it pushes to"
-	placeholders      = "it holds placeholders (<...>, [...], ...) a user fills in"
-	podLogs           = "the local OCM's kubelet serves no pod logs; test/chart's TestDocsNameTheObjectsTheChartRenders checks the names it uses"
+	placeholders = "it holds placeholders (<...>, [...], ...) a user fills in; test/docs' TestEveryKubectlCommandParses parses its kubectl commands"
+	podLogs      = "the local OCM's kubelet serves no pod logs; test/docs' TestEveryKubectlCommandParses parses it with kubectl's own " +
+		"command tree, and test/chart's TestDocsNameTheObjectsTheChartRenders checks the names it uses"
 	takeOverCRD       = placeholders + "; test/chart's TestHelmInstallUpgradesAnOlderCRD runs each way to take the CRD over with Helm's library"
 	notYet            = "not typed by a test yet"
 	renderedManifests = "the manifests are the chart rendered with the documented install's values " +
