@@ -13,7 +13,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart"
 
-	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
+	"open-cluster-management.io/clusterprofile-bundle/internal/chartrender"
 )
 
 func main() {

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"os"
 
-	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
+	"open-cluster-management.io/clusterprofile-bundle/internal/chartrender"
 )
 
 func main() {

@@ -14,7 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
+	"open-cluster-management.io/clusterprofile-bundle/internal/chartrender"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 )
 

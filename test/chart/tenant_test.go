@@ -20,7 +20,7 @@ import (
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
+	"open-cluster-management.io/clusterprofile-bundle/internal/chartrender"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 )

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
+	"open-cluster-management.io/clusterprofile-bundle/internal/chartrender"
 )
 
 const chartName = "clusterprofile-manager"

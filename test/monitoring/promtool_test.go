@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
-	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
+	"open-cluster-management.io/clusterprofile-bundle/internal/chartrender"
 )
 
 var defaultRelease = chartrender.Release{Name: chartName, Namespace: "open-cluster-management"}

@@ -22,7 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	helmregistry "helm.sh/helm/v3/pkg/registry"
 
-	"open-cluster-management.io/clusterprofile-bundle/hack/chartrender"
+	"open-cluster-management.io/clusterprofile-bundle/internal/chartrender"
 )
 
 // bundleImageName is the bundle image's repository in the local registry,

@@ -2,10 +2,16 @@ package style_test
 
 import (
 	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
 )
 
 // module is this project's import path.
@@ -97,4 +103,30 @@ func imports(f *ast.File) []string {
 		}
 	}
 	return out
+}
+
+// TestTestsDoNotImportHack: hack/'s programs may use test/'s harness (the
+// demo runs the local OCM), but nothing under test/ imports hack/, so the
+// two never depend on each other; what both use lives under internal/.
+func TestTestsDoNotImportHack(t *testing.T) {
+	root := framework.RepoRoot()
+	err := filepath.WalkDir(filepath.Join(root, "test"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range imports(f) {
+			if strings.HasPrefix(imp, module+"hack/") {
+				rel, _ := filepath.Rel(root, path)
+				t.Errorf("%s imports %s: move what test/ needs from hack/ under internal/", rel, imp)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
