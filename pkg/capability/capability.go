@@ -184,15 +184,16 @@ func RetryUntilDone(ctx context.Context, backoff wait.Backoff, attempt func(cont
 func (r *Runner) unserved(required []schema.GroupVersionKind) []string {
 	var missing []string
 	for _, gvk := range required {
-		if !Served(r.Manager.GetRESTMapper(), gvk) {
+		if !APIServed(r.Manager.GetRESTMapper(), gvk) {
 			missing = append(missing, gvk.Kind+"."+gvk.GroupVersion().String())
 		}
 	}
 	return missing
 }
 
-// Served tells whether the API server serves gvk.
-func Served(mapper meta.RESTMapper, gvk schema.GroupVersionKind) bool {
+// APIServed tells whether the API server serves gvk (not to be confused with
+// membership's serving: a namespace publishing a cluster).
+func APIServed(mapper meta.RESTMapper, gvk schema.GroupVersionKind) bool {
 	_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	return err == nil
 }

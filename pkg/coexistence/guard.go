@@ -51,7 +51,7 @@ type Guard struct {
 // otherwise has nothing to detect.
 func NewGuard(mgr ctrl.Manager) *Guard {
 	g := &Guard{Recorder: eventnote.Truncating(mgr.GetEventRecorder("clusterprofile-coexistence"))}
-	if capability.Served(mgr.GetRESTMapper(), schema.GroupVersion(operatorv1.GroupVersion).WithKind("ClusterManager")) {
+	if capability.APIServed(mgr.GetRESTMapper(), schema.GroupVersion(operatorv1.GroupVersion).WithKind("ClusterManager")) {
 		g.Reader = mgr.GetClient()
 	} else {
 		mgr.GetLogger().WithName("coexistence").Info("ClusterManager API not served; not checking for OCM's built-in ClusterProfile mirror")

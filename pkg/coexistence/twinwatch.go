@@ -107,7 +107,7 @@ func (w *TwinWatch) start(mgr ctrl.Manager) error {
 		return err
 	}
 	w.deployments = deployments
-	if !capability.Served(mgr.GetRESTMapper(), addOnMetadata().GroupVersionKind()) {
+	if !capability.APIServed(mgr.GetRESTMapper(), addOnMetadata().GroupVersionKind()) {
 		mgr.GetLogger().WithName("coexistence").Info("ClusterManagementAddOn API not served; no upstream addon can be installed, so none is yielded to",
 			"component", w.Twin.Component)
 		return nil

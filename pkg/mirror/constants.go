@@ -3,9 +3,6 @@ package mirror
 import "open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 
 const (
-	// FieldManager owns the fields the mirror writes on ClusterProfiles.
-	FieldManager = clusterprofile.MirrorFieldManager
-
 	// ControllerName names the controller in logs and metrics.
 	ControllerName = "clusterprofile-mirror"
 

@@ -21,7 +21,7 @@ import (
 // annotation recording the property names it wrote (they come from claims,
 // so managedFields is all that could tell them from another writer's).
 var Identity = profilewrite.Identity{
-	FieldManager: FieldManager,
+	FieldManager: clusterprofile.MirrorFieldManager,
 	ConditionTypes: []string{cpv1alpha1.ClusterConditionControlPlaneHealthy, clusterprofile.ConditionJoined,
 		agentapi.ConditionAllNodesHealthy},
 	Version:              true,

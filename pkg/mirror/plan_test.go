@@ -69,7 +69,7 @@ func own(p *cpv1alpha1.ClusterProfile, subresource, fields string) {
 		panic("invalid fields JSON: " + fields)
 	}
 	p.ManagedFields = append(p.ManagedFields, metav1.ManagedFieldsEntry{
-		Manager: FieldManager, Operation: metav1.ManagedFieldsOperationApply, Subresource: subresource,
+		Manager: clusterprofile.MirrorFieldManager, Operation: metav1.ManagedFieldsOperationApply, Subresource: subresource,
 		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)},
 	})
 }

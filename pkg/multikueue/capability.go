@@ -57,11 +57,11 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 // (label and field manager); Kueue's API not being served means there is
 // nothing to delete.
 func Teardown(ctx context.Context, mgr ctrl.Manager, managerName string) error {
-	if !capability.Served(mgr.GetRESTMapper(), ClusterKind) {
+	if !capability.APIServed(mgr.GetRESTMapper(), ClusterKind) {
 		return nil
 	}
 	deleted, err := deleteCreated(ctx, mgr.GetAPIReader(), mgr.GetClient(), ClusterKind, managerName)
-	if err == nil && capability.Served(mgr.GetRESTMapper(), ConfigKind) {
+	if err == nil && capability.APIServed(mgr.GetRESTMapper(), ConfigKind) {
 		var configs int
 		configs, err = deleteCreated(ctx, mgr.GetAPIReader(), mgr.GetClient(), ConfigKind, managerName)
 		deleted += configs

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
 	cpmetrics "open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
@@ -154,7 +155,7 @@ func labelsMatch(labels, match map[string]string) bool {
 var (
 	mirrorController = map[string]string{"controller": mirror.ControllerName}
 	mirrorQueue      = map[string]string{"name": mirror.ControllerName}
-	mirrorWriter     = map[string]string{"writer": mirror.FieldManager}
+	mirrorWriter     = map[string]string{"writer": clusterprofile.MirrorFieldManager}
 )
 
 // reconciles is how many reconciles every controller has finished, whatever
@@ -269,7 +270,7 @@ func (w writeCounts) String() string {
 	}
 	var others []string
 	for _, writer := range slices.Sorted(maps.Keys(w.ByWriter)) {
-		if n := w.ByWriter[writer]; n != 0 && writer != mirror.FieldManager {
+		if n := w.ByWriter[writer]; n != 0 && writer != clusterprofile.MirrorFieldManager {
 			others = append(others, fmt.Sprintf("%s %d", writer, n))
 		}
 	}
