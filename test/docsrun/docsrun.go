@@ -49,6 +49,9 @@ var (
 	// SyncerOff is the chart README's turning the syncer off and revoking
 	// its copies.
 	SyncerOff = Ref{"charts/clusterprofile-manager/README.md", "helm upgrade clusterprofile-manager charts/clusterprofile-manager -n open-cluster-management --reuse-values --set featureGates.clusterProfileCredSyncer=false"}
+	// InstallFromRelease is the README's install from the release's
+	// registry (install.md has the same).
+	InstallFromRelease = Ref{"README.md", "helm install clusterprofile-manager oci://"}
 	// Uninstall is install.md's uninstall.
 	Uninstall = Ref{"docs/install.md", "helm upgrade clusterprofile-manager charts/clusterprofile-manager -n open-cluster-management --reuse-values --set featureGates.clusterProfile=false"}
 )
@@ -68,12 +71,10 @@ var (
 )
 
 // Run are the blocks the end-to-end suite types.
-var Run = []Ref{AdoptCRD, InstallFromClone, Check, NameClashEvents, MirrorGates, SyncerOff, Uninstall, OCMMirrorGate, MultiKueueConfigure, MultiKueueObjects, MultiKueueJob}
+var Run = []Ref{AdoptCRD, InstallFromClone, Check, NameClashEvents, MirrorGates, SyncerOff, Uninstall, InstallFromRelease, OCMMirrorGate, MultiKueueConfigure, MultiKueueObjects, MultiKueueJob}
 
 // Reasons a block is not run as written.
 const (
-	releaseRegistry = "the release's registry is reachable only after a release; test/release checks what the release " +
-		"pushes, and test/docs that every image reference names the repository it pushes to"
 	placeholders = "it holds placeholders (<...>, [...], ...) a user fills in; test/docs' TestEveryKubectlCommandParses parses its kubectl commands"
 	podLogs      = "the local OCM's kubelet serves no pod logs; test/docs' TestEveryKubectlCommandParses parses it with kubectl's own " +
 		"command tree, and test/chart's TestDocsNameTheObjectsTheChartRenders checks the names it uses"
@@ -87,10 +88,8 @@ const (
 // what checks it instead. A block whose every command is a command of a
 // block in Run counts as run.
 var NotRun = map[Ref]string{
-	{"README.md", "make demo"}:                                        ".ci/run runs `make test` on a clean clone; `make demo` starts the local OCM the end-to-end suite runs on",
-	{"README.md", "helm install clusterprofile-manager oci://"}:       releaseRegistry,
-	{"docs/install.md", "helm install clusterprofile-manager oci://"}: releaseRegistry,
-	{"docs/install.md", "kubectl apply --server-side -f manifests/"}:  renderedManifests,
+	{"README.md", "make demo"}:                                       ".ci/run runs `make test` on a clean clone; `make demo` starts the local OCM the end-to-end suite runs on",
+	{"docs/install.md", "kubectl apply --server-side -f manifests/"}: renderedManifests,
 	{"charts/clusterprofile-manager/README.md", "helm install clusterprofile-manager charts/clusterprofile-manager -n open-cluster-management --set installCRD=false"}: notYet +
 		": the suite's TestUpstreamWritersAndTheBundleHandOverInPlace runs the bundle beside OCM's mirror with its own values",
 	{"charts/clusterprofile-manager/README.md", "kubectl apply --server-side -f manifests/"}: renderedManifests,

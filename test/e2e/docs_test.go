@@ -40,13 +40,14 @@ const (
 // docsrun.Run names) into a shell on the hub, with kubectl and Helm 4
 // built from their own code, in a clone of this repository: the chart
 // README's taking over of an existing CRD, the README's install from the
-// clone, install.md's check, two runbook reads of operations.md, the chart README's turning
-// the syncer off (its copies revoked), and install.md's uninstall (every
-// profile and copy gone, then the release). The one thing added to a
-// command is the image mirror install.md names (`--set
-// image.repository=<your mirror>/clusterprofile-bundle`): the release's
-// registry is not reachable here. The suite's own release steps aside
-// first and comes back last.
+// clone, install.md's check, two runbook reads of operations.md, the chart
+// README's turning the syncer off (its copies revoked), install.md's
+// uninstall (every profile and copy gone, then the release; the CRD kept),
+// and the README's install from the release's registry. The edits are the
+// ones the docs name (the image mirror, Helm 4's --force-conflicts over a
+// CRD another manager wrote) and the local registry in place of the
+// release's, which is not reachable here. The suite's own release steps
+// aside first and comes back last.
 func TestTheDocsInstallUseAndUninstall(t *testing.T) {
 	requireEnv(t)
 	ctx, g := context.Background(), NewWithT(t)
@@ -106,7 +107,19 @@ func TestTheDocsInstallUseAndUninstall(t *testing.T) {
 	g.Expect(roles.Items).To(BeEmpty(), "helm uninstall removes the ClusterRoles")
 	g.Expect(hub.Get(ctx, client.ObjectKey{Name: clusterprofile.CRDName}, &apiextensionsv1.CustomResourceDefinition{})).
 		To(Succeed(), "the CRD stays")
+
+	// The release's install, from the local registry, which holds this
+	// release's chart and image, in place of the release's (plain HTTP).
+	shell.run(t, docsrun.InstallFromRelease, strings.NewReplacer(releaseCharts,
+		env.Registry.ChartReference+" --plain-http --set image.repository="+env.Registry.BundleRepository))
+	g.Expect(env.WaitDeploymentAvailable(ctx, docsNamespace, docsRelease)).To(Succeed())
+	g.Eventually(func(g Gomega) { publishedByTheDocsRelease(ctx, g, consumerNS) }).Should(Succeed(),
+		"the install from the release's registry publishes every profile, entry and copy again")
 }
+
+// releaseCharts is the chart's repository in the release's registry, as the
+// docs name it.
+const releaseCharts = "oci://ghcr.io/open-cluster-management-io/charts/clusterprofile-manager"
 
 // publishedByTheDocsRelease: every profile of namespace has the bundle's
 // cluster-proxy entry at the chart's default user server (the Service), and
