@@ -1,6 +1,7 @@
 package docs_test
 
 import (
+	"fmt"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -69,14 +70,10 @@ func kubectlParses(t *testing.T, command string) error {
 		return err
 	}
 	if sub == kubectl {
-		return errUnknown(args[0])
+		return fmt.Errorf("no kubectl command %s", args[0])
 	}
 	return sub.ParseFlags(rest)
 }
-
-type errUnknown string
-
-func (e errUnknown) Error() string { return "no kubectl command " + string(e) }
 
 // TestKubectlParsesRefusesMistakes: the check above fails on an unknown
 // command or flag.

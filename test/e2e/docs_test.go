@@ -26,6 +26,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
 	"open-cluster-management.io/clusterprofile-bundle/test/docsrun"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
 )
@@ -88,7 +89,7 @@ func TestTheDocsInstallUseAndUninstall(t *testing.T) {
 	g.Expect(shell.run(t, docsrun.MirrorGates, nil)[0]).To(HavePrefix("cluster-manager: "), "operations.md's MirrorPassive runbook")
 
 	shell.run(t, docsrun.SyncerOff, nil)
-	g.Expect(copiesIn(ctx, g, "")).To(BeEmpty(), "the syncer turned off revokes every copy")
+	g.Expect(allCopies(ctx, g)).To(BeEmpty(), "the syncer turned off revokes every copy")
 	for _, cluster := range fleetClusters {
 		p := &cpv1alpha1.ClusterProfile{}
 		g.Expect(hub.Get(ctx, key(consumerNS, cluster), p)).To(Succeed(), "the profiles stay")
@@ -98,7 +99,7 @@ func TestTheDocsInstallUseAndUninstall(t *testing.T) {
 	profiles := &cpv1alpha1.ClusterProfileList{}
 	g.Expect(hub.List(ctx, profiles, client.MatchingLabels{cpv1alpha1.LabelClusterManagerKey: clusterprofile.DefaultManagerName})).To(Succeed())
 	g.Expect(profiles.Items).To(BeEmpty(), "the uninstall removes the profiles")
-	g.Expect(copiesIn(ctx, g, "")).To(BeEmpty(), "the uninstall removes the copies")
+	g.Expect(allCopies(ctx, g)).To(BeEmpty(), "the uninstall removes the copies")
 	g.Eventually(func() error {
 		return hub.Get(ctx, key(docsNamespace, docsRelease), &appsv1.Deployment{})
 	}).Should(Satisfy(apierrors.IsNotFound), "helm uninstall removes the manager")
@@ -138,10 +139,10 @@ func publishedByTheDocsRelease(ctx context.Context, g Gomega, namespace string) 
 	}
 }
 
-// copiesIn lists the token copies in namespace ("": every namespace).
-func copiesIn(ctx context.Context, g Gomega, namespace string) []string {
+// allCopies lists the token copies on the hub.
+func allCopies(ctx context.Context, g Gomega) []string {
 	secrets := &corev1.SecretList{}
-	g.Expect(hub.List(ctx, secrets, client.InNamespace(namespace), client.HasLabels{"authentication.open-cluster-management.io/synced-from"})).To(Succeed())
+	g.Expect(hub.List(ctx, secrets, client.HasLabels{credsync.LabelSyncedFrom})).To(Succeed())
 	var names []string
 	for _, s := range secrets.Items {
 		names = append(names, s.Namespace+"/"+s.Name)
@@ -169,7 +170,6 @@ func forgetCRDOwner(ctx context.Context) error {
 func restoreSuiteRelease(t *testing.T) {
 	ctx, g := context.Background(), NewWithT(t)
 	_ = env.UninstallChart(ctx, docsRelease, docsNamespace)
-	g.Expect(forgetCRDOwner(ctx)).To(Succeed())
 	g.Expect(env.ForgetIssuedAddonCSRs(ctx, agentapi.AddonName)).To(Succeed())
 	g.Expect(env.InstallBundle(ctx, releaseName, releaseNamespace)).To(Succeed())
 	g.Eventually(func(g Gomega) { ownedByBundle(ctx, g, consumerNS) }, 2*timeout, interval).Should(Succeed(),

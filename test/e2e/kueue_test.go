@@ -46,13 +46,19 @@ func TestTheMultiKueueRecipeDispatchesThroughProfiles(t *testing.T) {
 	shell := docsShellFor(t)
 	// The one edit: the image of the patch, as the recipe says for a mirror.
 	shell.run(t, docsrun.MultiKueueConfigure, strings.NewReplacer(
-		"docs/examples/multikueue/"+recipePatch, mirroredRecipePatch(t)))
+		"docs/examples/multikueue/"+ocmlocal.KueueRecipePatchFile, mirroredRecipePatch(t)))
+	workers := map[string]client.Client{}
 	for _, c := range env.Clusters {
 		managed, err := client.New(c.Config, client.Options{Scheme: hub.Scheme()})
 		g.Expect(err).NotTo(HaveOccurred())
-		createRecipe(ctx, t, g, managed, "worker-rbac.yaml")
+		workers[c.Name] = managed
+		objects := recipeObjects(t, "worker-rbac.yaml")
+		deleteAtCleanup(t, managed, objects)
+		for _, obj := range objects {
+			g.Expect(managed.Create(ctx, obj)).To(Succeed(), "worker-rbac.yaml: %s %s on %s", obj.GetKind(), obj.GetName(), c.Name)
+		}
 	}
-	deleteRecipeAtCleanup(t, hub, "multikueue.yaml")
+	deleteAtCleanup(t, hub, recipeObjects(t, "multikueue.yaml"))
 	shell.run(t, docsrun.MultiKueueObjects, nil)
 	for _, cluster := range fleetClusters {
 		g.Eventually(multiKueueClusterActive(ctx, cluster)).Should(Succeed())
@@ -66,54 +72,52 @@ func TestTheMultiKueueRecipeDispatchesThroughProfiles(t *testing.T) {
 		check := &unstructured.Unstructured{}
 		check.SetGroupVersionKind(kueueGVK("AdmissionCheck"))
 		g.Expect(hub.Get(ctx, client.ObjectKey{Name: "multikueue"}, check)).To(Succeed())
-		g.Expect(conditionStatus(check, "Active")).To(Equal(string(metav1.ConditionTrue)), "the admission check")
+		active, err := ocmlocal.StatusCondition(check, "Active")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(active).NotTo(BeNil(), "the admission check has no Active condition")
+		g.Expect(active.Status).To(Equal(metav1.ConditionTrue), "the admission check")
 	}).Should(Succeed())
 
-	deleteRecipeAtCleanup(t, hub, "job.yaml")
+	deleteAtCleanup(t, hub, recipeObjects(t, "job.yaml"))
 	shell.run(t, docsrun.MultiKueueJob, nil)
-	for _, c := range env.Clusters {
-		managed, err := client.New(c.Config, client.Options{Scheme: hub.Scheme()})
-		g.Expect(err).NotTo(HaveOccurred())
+	for name, managed := range workers {
 		g.Eventually(func() ([]unstructured.Unstructured, error) {
 			workloads := &unstructured.UnstructuredList{}
 			workloads.SetGroupVersionKind(kueueGVK("WorkloadList"))
 			err := managed.List(ctx, workloads, client.InNamespace("default"))
 			return workloads.Items, err
-		}).ShouldNot(BeEmpty(), "MultiKueue dispatches the Job's Workload to %s", c.Name)
+		}).ShouldNot(BeEmpty(), "MultiKueue dispatches the Job's Workload to %s", name)
 	}
 }
 
-// recipePatch is the recipe's patch of Kueue's Deployment.
-const recipePatch = "kueue-controller-manager-cp-creds.yaml"
-
-// mirroredRecipePatch is a copy of the recipe's patch that names the bundle's
-// image in the local registry, as the recipe tells a user with a mirror.
+// mirroredRecipePatch writes the recipe's patch with the bundle's image in
+// the local registry (ocmlocal's MirroredKueueRecipePatch, which the
+// harness applies too) and returns its path.
 func mirroredRecipePatch(t *testing.T) string {
 	t.Helper()
-	raw, err := os.ReadFile(ocmlocal.KueueRecipeFile(recipePatch))
+	mirrored, err := env.MirroredKueueRecipePatch()
 	if err != nil {
 		t.Fatal(err)
 	}
-	const release = "image: ghcr.io/open-cluster-management-io/clusterprofile-bundle:"
-	if !strings.Contains(string(raw), release) {
-		t.Fatalf("%s names no image %s...", recipePatch, release)
-	}
-	path := filepath.Join(t.TempDir(), recipePatch)
-	mirrored := strings.ReplaceAll(string(raw), release, "image: "+env.Registry.BundleRepository+":")
-	if err := os.WriteFile(path, []byte(mirrored), 0o644); err != nil {
+	path := filepath.Join(t.TempDir(), ocmlocal.KueueRecipePatchFile)
+	if err := os.WriteFile(path, mirrored, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
 }
 
-// deleteRecipeAtCleanup deletes the objects of a recipe file when the test
-// ends.
-func deleteRecipeAtCleanup(t *testing.T, c client.Client, file string) {
+// recipeObjects are the objects of a file of the docs' MultiKueue recipe.
+func recipeObjects(t *testing.T, file string) []*unstructured.Unstructured {
 	t.Helper()
 	objects, err := ocmlocal.ObjectsOfFile(ocmlocal.KueueRecipeFile(file))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return objects
+}
+
+// deleteAtCleanup deletes objects with c when the test ends.
+func deleteAtCleanup(t *testing.T, c client.Client, objects []*unstructured.Unstructured) {
 	t.Cleanup(func() {
 		for _, obj := range objects {
 			_ = client.IgnoreNotFound(c.Delete(context.Background(), obj, client.PropagationPolicy(metav1.DeletePropagationBackground)))
@@ -121,34 +125,8 @@ func deleteRecipeAtCleanup(t *testing.T, c client.Client, file string) {
 	})
 }
 
-// createRecipe creates the objects of a file of the docs' MultiKueue recipe
-// with c, and deletes them when the test ends.
-func createRecipe(ctx context.Context, t *testing.T, g Gomega, c client.Client, file string) {
-	t.Helper()
-	objects, err := ocmlocal.ObjectsOfFile(ocmlocal.KueueRecipeFile(file))
-	g.Expect(err).NotTo(HaveOccurred())
-	for _, obj := range objects {
-		g.Expect(c.Create(ctx, obj)).To(Succeed(), "%s: %s %s", file, obj.GetKind(), obj.GetName())
-		t.Cleanup(func() {
-			_ = client.IgnoreNotFound(c.Delete(context.Background(), obj, client.PropagationPolicy(metav1.DeletePropagationBackground)))
-		})
-	}
-}
-
 func kueueGVK(kind string) schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: kind}
-}
-
-// conditionStatus is the status of an object's condition ("" without it).
-func conditionStatus(u *unstructured.Unstructured, conditionType string) string {
-	conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conditions {
-		if m, ok := c.(map[string]any); ok && m["type"] == conditionType {
-			s, _ := m["status"].(string)
-			return s
-		}
-	}
-	return ""
 }
 
 // multiKueueClusterActive checks that Kueue holds the MultiKueueCluster of

@@ -285,3 +285,18 @@ func (c ArgoCDClusters) Named(name string) ArgoCDCluster {
 	}
 	return ArgoCDCluster{}
 }
+
+// imagePlugin is the cp-creds a consumer runs: with Options.Registry the
+// bundle image's /cp-creds, as a consumer's pod mounts it from the image
+// (Argo CD's own programs run here from its code, not as pods, and exec the
+// plugin from the unpacked bundle image); else bin/cp-creds.
+func (e *Env) imagePlugin() (string, error) {
+	if e.Registry == nil {
+		return filepath.Join(RepoRoot(), "bin", "cp-creds"), nil
+	}
+	img, err := e.pulled.get(e.Registry.BundleReference(), corev1.PullIfNotPresent)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(img.Rootfs, "cp-creds"), nil
+}

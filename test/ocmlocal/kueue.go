@@ -58,21 +58,6 @@ var MultiKueueClusterGVK = schema.GroupVersionKind{Group: "kueue.x-k8s.io", Vers
 
 var kueuePrograms = []string{"kueue", kueueModuleFile}
 
-// imagePlugin is the cp-creds a consumer runs: with Options.Registry the
-// bundle image's /cp-creds, as a consumer's pod mounts it from the image
-// (Argo CD's own programs run here from its code, not as pods, and exec the
-// plugin from the unpacked bundle image); else bin/cp-creds.
-func (e *Env) imagePlugin() (string, error) {
-	if e.Registry == nil {
-		return filepath.Join(RepoRoot(), "bin", "cp-creds"), nil
-	}
-	img, err := e.pulled.get(e.Registry.BundleReference(), corev1.PullIfNotPresent)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(img.Rootfs, "cp-creds"), nil
-}
-
 // startKueue installs Kueue's CRDs on the managed clusters and its chart on
 // the hub, configured as the docs' MultiKueue recipe says
 // (docs/examples/multikueue: kueue-manager-config.yaml as the chart's
@@ -94,7 +79,7 @@ func (e *Env) startKueue(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	config, err := RecipeKueueConfig(KueueRecipeConfigFile)
+	config, err := recipeKueueConfig(kueueRecipeConfigFile)
 	if err != nil {
 		return err
 	}
@@ -139,11 +124,11 @@ func (e *Env) startKueue(ctx context.Context) error {
 
 // The docs' MultiKueue recipe (docs/consumers.md, "MultiKueue").
 const (
-	// KueueRecipeConfigFile is the recipe's Kueue configuration for the
+	// kueueRecipeConfigFile is the recipe's Kueue configuration for the
 	// Kueue releases up to 0.18, which the harness runs.
-	KueueRecipeConfigFile = "kueue-manager-config.yaml"
-	// kueueRecipePatchFile is the recipe's patch of Kueue's Deployment.
-	kueueRecipePatchFile = "kueue-controller-manager-cp-creds.yaml"
+	kueueRecipeConfigFile = "kueue-manager-config.yaml"
+	// KueueRecipePatchFile is the recipe's patch of Kueue's Deployment.
+	KueueRecipePatchFile = "kueue-controller-manager-cp-creds.yaml"
 	// kueueConfigMap is the chart's ConfigMap for release kueue, which the
 	// recipe's configuration file replaces.
 	kueueConfigMap = kueueRelease + "-manager-config"
@@ -157,9 +142,9 @@ func KueueRecipeFile(name string) string {
 	return filepath.Join(RepoRoot(), "docs", "examples", "multikueue", name)
 }
 
-// RecipeKueueConfig is the controller_manager_config.yaml of a recipe's
+// recipeKueueConfig is the controller_manager_config.yaml of a recipe's
 // ConfigMap file.
-func RecipeKueueConfig(file string) (string, error) {
+func recipeKueueConfig(file string) (string, error) {
 	raw, err := os.ReadFile(KueueRecipeFile(file))
 	if err != nil {
 		return "", err
@@ -175,25 +160,38 @@ func RecipeKueueConfig(file string) (string, error) {
 	return config, nil
 }
 
+// MirroredKueueRecipePatch is the recipe's patch of Kueue's Deployment
+// with the bundle's image named from the local registry, as the recipe
+// tells a user with a mirror to change it.
+func (e *Env) MirroredKueueRecipePatch() ([]byte, error) {
+	raw, err := os.ReadFile(KueueRecipeFile(KueueRecipePatchFile))
+	if err != nil {
+		return nil, err
+	}
+	release := []byte("image: " + releaseImageRepository + ":")
+	if !bytes.Contains(raw, release) {
+		return nil, fmt.Errorf("%s names no image %q", KueueRecipePatchFile, release)
+	}
+	return bytes.ReplaceAll(raw, release, []byte("image: "+e.Registry.BundleRepository+":")), nil
+}
+
 // patchKueueWithRecipe patches Kueue's Deployment as the recipe says
-// (kubectl patch's strategic merge), the bundle's image named from the
-// local registry.
+// (kubectl patch's strategic merge), with MirroredKueueRecipePatch.
 func (e *Env) patchKueueWithRecipe(ctx context.Context) error {
-	raw, err := os.ReadFile(KueueRecipeFile(kueueRecipePatchFile))
+	mirrored, err := e.MirroredKueueRecipePatch()
 	if err != nil {
 		return err
 	}
-	patch, err := yaml.YAMLToJSON(raw)
+	patch, err := yaml.YAMLToJSON(mirrored)
 	if err != nil {
-		return fmt.Errorf("%s: %w", kueueRecipePatchFile, err)
+		return fmt.Errorf("%s: %w", KueueRecipePatchFile, err)
 	}
-	patch = bytes.ReplaceAll(patch, []byte(releaseImageRepository+":"), []byte(e.Registry.BundleRepository+":"))
 	hub, err := kubernetes.NewForConfig(e.Hub.Config)
 	if err != nil {
 		return err
 	}
 	if _, err := hub.AppsV1().Deployments(KueueNamespace).Patch(ctx, KueueDeployment, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		return fmt.Errorf("patching Kueue's Deployment with %s: %w", kueueRecipePatchFile, err)
+		return fmt.Errorf("patching Kueue's Deployment with %s: %w", KueueRecipePatchFile, err)
 	}
 	return nil
 }
@@ -241,12 +239,12 @@ var kueueAPIServices = []string{"v1beta1.visibility.kueue.x-k8s.io", "v1beta2.vi
 
 // conditionTrue tells whether an object's status has the condition True.
 func conditionTrue(u *unstructured.Unstructured, conditionType string) bool {
-	c, err := statusCondition(u, conditionType)
+	c, err := StatusCondition(u, conditionType)
 	return err == nil && c != nil && c.Status == metav1.ConditionTrue
 }
 
-// statusCondition returns an object's status condition of that type, or nil.
-func statusCondition(u *unstructured.Unstructured, conditionType string) (*metav1.Condition, error) {
+// StatusCondition returns an object's status condition of that type, or nil.
+func StatusCondition(u *unstructured.Unstructured, conditionType string) (*metav1.Condition, error) {
 	raw, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	b, err := json.Marshal(raw)
 	if err != nil {
@@ -295,5 +293,5 @@ func (e *Env) MultiKueueClusterActive(ctx context.Context, name string) (*metav1
 	if err := hub.Get(ctx, types.NamespacedName{Name: name}, u); err != nil {
 		return nil, err
 	}
-	return statusCondition(u, "Active")
+	return StatusCondition(u, "Active")
 }
