@@ -70,7 +70,8 @@ $(ENVTEST_DIR)/kube-apiserver $(ENVTEST_DIR)/etcd: hack/envtest.sh
 
 ## ocm-binaries: build kube-controller-manager, OCM's operators, hub controllers and klusterlet agent
 ## (OCM_VERSION, default v1.2.0), managed-serviceaccount and cluster-proxy v0.10.0, the ANP tunnel
-## and Kueue's manager (KUEUE_VERSION, default v0.16.1) for test/ocmlocal (first build about 45
+## and Kueue's manager (KUEUE_VERSION, default v0.16.1, and KUEUE_UPGRADE_VERSION, v0.19.2, which
+## the e2e suite upgrades it to) for test/ocmlocal (first build about 45
 ## minutes on 2 cores; cached in ~/.cache/ocm-clusterprofile/ocm across clones, Kueue under its own key)
 ocm-binaries: $(OCM_BIN_DIR)/.built-$(OCM_VERSION)
 

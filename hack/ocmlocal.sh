@@ -29,15 +29,18 @@ ANP_VERSION="${ANP_VERSION:-v0.33.0}"
 # Kueue's manager, for MultiKueue against the local OCM (test/ocmlocal
 # Options.Kueue); the harness reads the release from bin/ocm/kueue-module.json.
 KUEUE_VERSION="${KUEUE_VERSION:-v0.16.1}"
+# The Kueue release the harness upgrades to (bin/ocm/kueue-upgrade and
+# kueue-upgrade-module.json): the first with the recipe's accessProviders key.
+KUEUE_UPGRADE_VERSION="${KUEUE_UPGRADE_VERSION:-v0.19.2}"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OCM_BIN_DIR="${OCM_BIN_DIR:-$ROOT/bin/ocm}"
 OCM_CACHE_ROOT="${OCM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ocm-clusterprofile/ocm}"
 CACHE="$OCM_CACHE_ROOT/k8s-$KUBE_VERSION-ocm-$OCM_VERSION-msa-$MSA_VERSION-proxy-$CLUSTER_PROXY_VERSION-anp-$ANP_VERSION"
 TIMES="$CACHE/build-times.txt"
-# Kueue is cached beside the OCM programs under its own key, so that adding or
-# changing it leaves the cached OCM builds valid.
-KUEUE_CACHE="$OCM_CACHE_ROOT/kueue-$KUEUE_VERSION"
+# Kueue is cached beside the OCM programs, each release under its own key
+# (kueue-<version>), so that adding or changing one leaves the other builds
+# valid.
 
 # These modules are served by the module proxy, but the checksum database
 # reachable from here does not know the versions the pinned releases require
@@ -112,7 +115,7 @@ build_unverified() { NOSUMDB="$UNVERIFIED_MODULES" build_upstream "$@"; }
 
 need() { [ ! -x "$CACHE/$1" ]; }
 
-mkdir -p "$CACHE" "$KUEUE_CACHE" "$OCM_BIN_DIR"
+mkdir -p "$CACHE" "$OCM_BIN_DIR"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
@@ -153,15 +156,27 @@ if need upstream-clusterprofile-mirror; then
   (cd "$work/upstream-mirror" && build upstream-clusterprofile-mirror . "" GONOSUMDB="$UNVERIFIED_MODULES")
 fi
 
-# Kueue's manager (the image's /manager), with its release in its version
-# package as Kueue's Makefile sets it.
-if [ ! -x "$KUEUE_CACHE/kueue" ]; then
-  kueue=sigs.k8s.io/kueue
-  scratch_module "$work/kueue" "$kueue" "$KUEUE_VERSION"
-  (CACHE="$KUEUE_CACHE" TIMES="$KUEUE_CACHE/build-times.txt"
-    cd "$work/kueue" && build kueue "$kueue/cmd/kueue" "-X $kueue/pkg/version.GitVersion=$KUEUE_VERSION")
-fi
-if ! cmp -s "$KUEUE_CACHE/kueue" "$OCM_BIN_DIR/kueue"; then cp "$KUEUE_CACHE/kueue" "$OCM_BIN_DIR/kueue"; fi
+# build_kueue VERSION NAME builds Kueue's manager (the image's /manager), with
+# its release in its version package as Kueue's Makefile sets it, into
+# bin/ocm/NAME, and records its module (its chart and CRDs) in
+# bin/ocm/NAME-module.json.
+build_kueue() {
+  local version="$1" name="$2" kueue=sigs.k8s.io/kueue
+  local cache="$OCM_CACHE_ROOT/kueue-$version"
+  mkdir -p "$cache"
+  if [ ! -x "$cache/kueue" ]; then
+    scratch_module "$work/$name" "$kueue" "$version"
+    (CACHE="$cache" TIMES="$cache/build-times.txt"
+      cd "$work/$name" && build kueue "$kueue/cmd/kueue" "-X $kueue/pkg/version.GitVersion=$version")
+  fi
+  if ! cmp -s "$cache/kueue" "$OCM_BIN_DIR/$name"; then cp "$cache/kueue" "$OCM_BIN_DIR/$name"; fi
+  (cd "$work" && GOFLAGS=-mod=mod go mod download -json "$kueue@$version") > "$OCM_BIN_DIR/$name-module.json.tmp"
+  mv "$OCM_BIN_DIR/$name-module.json.tmp" "$OCM_BIN_DIR/$name-module.json"
+  [ -f "$cache/build-times.txt" ] && log "Kueue $version's build time recorded in $cache/build-times.txt: $(tr '\n' ';' < "$cache/build-times.txt")"
+  return 0
+}
+build_kueue "$KUEUE_VERSION" kueue
+build_kueue "$KUEUE_UPGRADE_VERSION" kueue-upgrade
 
 for b in kube-controller-manager registration-operator registration placement addon work msa \
   cluster-proxy-manager cluster-proxy cluster-proxy-addon-agent proxy-server proxy-agent upstream-clusterprofile-mirror; do
@@ -173,9 +188,5 @@ done
 # that module.
 (cd "$work" && GONOSUMDB="$UNVERIFIED_MODULES" GOFLAGS=-mod=mod go mod download -json "$ocm@$OCM_VERSION") > "$OCM_BIN_DIR/ocm-module.json.tmp"
 mv "$OCM_BIN_DIR/ocm-module.json.tmp" "$OCM_BIN_DIR/ocm-module.json"
-# Likewise Kueue's module (its chart and CRDs, at the version of bin/ocm/kueue).
-(cd "$work" && GOFLAGS=-mod=mod go mod download -json "sigs.k8s.io/kueue@$KUEUE_VERSION") > "$OCM_BIN_DIR/kueue-module.json.tmp"
-mv "$OCM_BIN_DIR/kueue-module.json.tmp" "$OCM_BIN_DIR/kueue-module.json"
 [ -f "$TIMES" ] && log "build times recorded in $TIMES: $(tr '\n' ';' < "$TIMES")"
-[ -f "$KUEUE_CACHE/build-times.txt" ] && log "Kueue's build time recorded in $KUEUE_CACHE/build-times.txt: $(tr '\n' ';' < "$KUEUE_CACHE/build-times.txt")"
 echo "$OCM_BIN_DIR"

@@ -16,6 +16,10 @@ import (
 // redirection.
 var placeholder = regexp.MustCompile(`<[^<>|]*>`)
 
+// shellStages splits a command line into the commands of its pipes, lists
+// and loops.
+var shellStages = regexp.MustCompile(` \| |; | && `)
+
 // TestEveryKubectlCommandParses: every kubectl command in a shell block of
 // the user docs, the runbooks' among them (which the end-to-end suite
 // cannot all type: the local OCM serves no pod logs), names a kubectl
@@ -35,8 +39,8 @@ func TestEveryKubectlCommandParses(t *testing.T) {
 				continue
 			}
 			for _, command := range b.Commands() {
-				for _, stage := range strings.Split(command, " | ") {
-					stage = strings.TrimSpace(stage)
+				for _, stage := range shellStages.Split(command, -1) {
+					stage = strings.TrimPrefix(strings.TrimSpace(stage), "do ")
 					if !strings.HasPrefix(stage, "kubectl ") || strings.HasPrefix(stage, "kubectl clusterprofile ") {
 						continue
 					}

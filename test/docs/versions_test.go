@@ -22,7 +22,7 @@ func TestSupportedVersionsAreWhatTheTestsRun(t *testing.T) {
 		"OCM":                           shellDefault(ocmlocal, "OCM_VERSION"),
 		"cluster-proxy":                 shellDefault(ocmlocal, "CLUSTER_PROXY_VERSION"),
 		"managed-serviceaccount":        shellDefault(ocmlocal, "MSA_VERSION"),
-		"Kueue (MultiKueue)":            shellDefault(ocmlocal, "KUEUE_VERSION"),
+		"Kueue (MultiKueue)":            shellDefault(ocmlocal, "KUEUE_VERSION") + ", " + shellDefault(ocmlocal, "KUEUE_UPGRADE_VERSION"),
 		"Argo CD":                       submatch(t, makeVariable("ARGOCD_VERSION"), makefile, "ARGOCD_VERSION"),
 		"Helm": submatch(t, regexp.MustCompile(`(?m)^\s*helm\.sh/helm/v3 (\S+)$`), read("go.mod"), "helm v3 in go.mod") + ", " +
 			submatch(t, makeVariable("HELM4_VERSION"), makefile, "HELM4_VERSION"),

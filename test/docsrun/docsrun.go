@@ -62,16 +62,25 @@ var (
 // TestUpstreamWritersAndTheBundleHandOverInPlace types it both ways.
 var OCMMirrorGate = Ref{"docs/install.md", "kubectl get clustermanager cluster-manager"}
 
+// ScopeManagedServiceAccount is install.md's scoping of a
+// ManagedServiceAccount (moving from OCM's guide, step 3), which test/e2e's
+// TestTheMultiKueueRecipeAdmitsOnAWorkerWithEachKueue types before the
+// recipe scopes the same ManagedServiceAccounts.
+var ScopeManagedServiceAccount = Ref{"docs/install.md", "kubectl -n cluster1 annotate managedserviceaccount"}
+
 // The MultiKueue recipe's steps that test/e2e's
-// TestTheMultiKueueRecipeDispatchesThroughProfiles types (consumers.md).
+// TestTheMultiKueueRecipeAdmitsOnAWorkerWithEachKueue types (consumers.md).
 var (
+	MultiKueuePublish = Ref{"docs/consumers.md", "kubectl apply -f docs/examples/multikueue/clusterset.yaml"}
+	// MultiKueueWorker runs on each worker, its name for <worker>.
+	MultiKueueWorker    = Ref{"docs/consumers.md", "kubectl --context <worker> apply -f docs/examples/multikueue/"}
 	MultiKueueConfigure = Ref{"docs/consumers.md", "kubectl apply --server-side --force-conflicts -f docs/examples/multikueue/"}
 	MultiKueueObjects   = Ref{"docs/consumers.md", "kubectl apply -f docs/examples/multikueue/multikueue.yaml"}
 	MultiKueueJob       = Ref{"docs/consumers.md", "kubectl create -f docs/examples/multikueue/job.yaml"}
 )
 
 // Run are the blocks the end-to-end suite types.
-var Run = []Ref{AdoptCRD, InstallFromClone, Check, NameClashEvents, MirrorGates, SyncerOff, Uninstall, InstallFromRelease, OCMMirrorGate, MultiKueueConfigure, MultiKueueObjects, MultiKueueJob}
+var Run = []Ref{AdoptCRD, InstallFromClone, Check, NameClashEvents, MirrorGates, SyncerOff, Uninstall, InstallFromRelease, OCMMirrorGate, ScopeManagedServiceAccount, MultiKueuePublish, MultiKueueWorker, MultiKueueConfigure, MultiKueueObjects, MultiKueueJob}
 
 // Reasons a block is not run as written.
 const (
@@ -104,11 +113,6 @@ var NotRun = map[Ref]string{
 	{"docs/operations.md", "kubectl -n open-cluster-management logs deploy/clusterprofile-manager | grep 'admission"}:    podLogs,
 	{"docs/install.md", "helm install clusterprofile-manager charts/clusterprofile-manager -n open-cluster-management --set installCRD=false"}: notYet +
 		": the suite's TestUpstreamWritersAndTheBundleHandOverInPlace installs its own release beside upstream's writers",
-	{"docs/install.md", "kubectl -n cluster1 annotate managedserviceaccount"}: notYet +
-		": the integration suite's credential syncer tests scope tokens by this annotation",
-	{"docs/consumers.md", "kubectl apply -f docs/examples/multikueue/clusterset.yaml"}: notYet +
-		": the suite binds a set into kueue-system and makes the ManagedServiceAccounts unscoped, which its other tests use in more namespaces",
-	{"docs/consumers.md", "kubectl --context <worker>"}: placeholders + "; the suite creates worker-rbac.yaml's objects on each cluster",
 }
 
 // NotTyped are the commands of the blocks in Run that the suite does not

@@ -217,7 +217,13 @@ func newDocsShell() (*docsShell, error) {
 	if err := os.Symlink(helm, filepath.Join(tools, "helm")); err != nil && !os.IsExist(err) {
 		return nil, err
 	}
-	return &docsShell{dir: ocmlocal.RepoRoot(), path: tools + ":/usr/bin:/bin", kubeconfig: env.Hub.KubeconfigPath, home: tools}, nil
+	// The hub's kubeconfig first (its context is the current one), then
+	// each cluster's, whose context is the cluster's name (`--context <worker>`).
+	kubeconfigs := []string{env.Hub.KubeconfigPath}
+	for _, c := range env.Clusters {
+		kubeconfigs = append(kubeconfigs, c.KubeconfigPath)
+	}
+	return &docsShell{dir: ocmlocal.RepoRoot(), path: tools + ":/usr/bin:/bin", kubeconfig: strings.Join(kubeconfigs, ":"), home: tools}, nil
 }
 
 // run runs the commands of the block ref names, one at a time, each with

@@ -41,8 +41,9 @@ func (cp *ControlPlane) auditArgs() ([]string, error) {
 }
 
 // WatchesOpened counts the watches of resource in API group group (""
-// for the core group) that the API server has opened since it started.
-func (cp *ControlPlane) WatchesOpened(group, resource string) (int, error) {
+// for the core group) that the API server has opened for user since it
+// started (a worker's own Kueue watches its Workloads too).
+func (cp *ControlPlane) WatchesOpened(user, group, resource string) (int, error) {
 	f, err := os.Open(cp.auditLogPath())
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
@@ -56,7 +57,10 @@ func (cp *ControlPlane) WatchesOpened(group, resource string) (int, error) {
 	lines.Buffer(make([]byte, 64*1024), 1024*1024)
 	for lines.Scan() {
 		var event struct {
-			Verb      string `json:"verb"`
+			Verb string `json:"verb"`
+			User struct {
+				Username string `json:"username"`
+			} `json:"user"`
 			ObjectRef *struct {
 				APIGroup string `json:"apiGroup"`
 				Resource string `json:"resource"`
@@ -65,7 +69,8 @@ func (cp *ControlPlane) WatchesOpened(group, resource string) (int, error) {
 		if json.Unmarshal(lines.Bytes(), &event) != nil {
 			continue // the line the API server is writing now
 		}
-		if event.Verb == "watch" && event.ObjectRef != nil && event.ObjectRef.APIGroup == group && event.ObjectRef.Resource == resource {
+		if event.Verb == "watch" && event.User.Username == user && event.ObjectRef != nil &&
+			event.ObjectRef.APIGroup == group && event.ObjectRef.Resource == resource {
 			n++
 		}
 	}

@@ -41,8 +41,9 @@ type binaries struct {
 	ocmDir, etcd, kubeAPIServer, podRunner string
 	// ocm is the OCM release the binaries were built from.
 	ocm ocmRelease
-	// kueue is Kueue's release (with Options.Kueue).
-	kueue ocmRelease
+	// kueue is Kueue's release (with Options.Kueue), and kueueUpgrade the
+	// release UpgradeKueue moves it to.
+	kueue, kueueUpgrade ocmRelease
 }
 
 type ocmRelease struct{ Version, Dir string }
@@ -103,6 +104,9 @@ func findBinaries(opts Options) (binaries, error) {
 	}
 	if opts.Kueue {
 		if b.kueue, err = readKueueModule(b.path(kueueModuleFile)); err != nil {
+			return b, err
+		}
+		if b.kueueUpgrade, err = readKueueModule(b.path(kueueUpgradeModuleFile)); err != nil {
 			return b, err
 		}
 	}

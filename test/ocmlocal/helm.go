@@ -13,8 +13,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/kube"
-	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/types"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // InstallChart installs a chart on the hub as `helm install
@@ -23,8 +22,14 @@ import (
 // (among them the ClusterProfile CRD) before any chart. The chart's
 // Deployments are then run by the hub kubelet like any other.
 func (e *Env) InstallChart(ctx context.Context, c *chart.Chart, release, namespace string, values map[string]any) error {
+	return e.installChartOn(ctx, e.Hub, c, release, namespace, values)
+}
+
+// installChartOn is InstallChart on a control plane (the hub or a managed
+// cluster).
+func (e *Env) installChartOn(ctx context.Context, cp *ControlPlane, c *chart.Chart, release, namespace string, values map[string]any) error {
 	start := time.Now()
-	cfg, err := e.helmConfig(namespace)
+	cfg, err := e.helmConfig(cp, namespace)
 	if err != nil {
 		return err
 	}
@@ -34,27 +39,32 @@ func (e *Env) InstallChart(ctx context.Context, c *chart.Chart, release, namespa
 	if _, err := install.RunWithContext(ctx, c, values); err != nil {
 		return fmt.Errorf("helm install %s: %w", release, err)
 	}
-	e.progressf("chart %s installed as release %s/%s in %s", c.Name(), namespace, release, since(start))
+	e.progressf("chart %s installed on %s as release %s/%s in %s", c.Name(), cp.Name, namespace, release, since(start))
 	return nil
 }
 
 // WaitDeploymentAvailable waits until a Deployment on the hub has an
 // available replica, i.e. the hub kubelet runs its pod.
 func (e *Env) WaitDeploymentAvailable(ctx context.Context, namespace, name string) error {
-	hub, err := e.hubClient()
+	return e.waitDeploymentAvailable(ctx, e.Hub, namespace, name)
+}
+
+// waitDeploymentAvailable is WaitDeploymentAvailable on a control plane.
+func (e *Env) waitDeploymentAvailable(ctx context.Context, cp *ControlPlane, namespace, name string) error {
+	c, err := cp.Clientset()
 	if err != nil {
 		return err
 	}
 	err = poll(ctx, 2*time.Minute, nil, func(ctx context.Context) (bool, error) {
-		d := &appsv1.Deployment{}
-		if err := hub.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, d); err != nil {
+		d, err := c.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
 			return false, err
 		}
 		// The kubelet observes a new generation once it runs its pod.
 		return d.Status.ObservedGeneration >= d.Generation && d.Status.AvailableReplicas > 0, nil
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for Deployment %s/%s: %w", namespace, name, err)
+		return fmt.Errorf("waiting for Deployment %s/%s on %s: %w", namespace, name, cp.Name, err)
 	}
 	return nil
 }
@@ -63,7 +73,7 @@ func (e *Env) WaitDeploymentAvailable(ctx context.Context, namespace, name strin
 // for its objects to be deleted.
 func (e *Env) UninstallChart(ctx context.Context, release, namespace string) error {
 	start := time.Now()
-	cfg, err := e.helmConfig(namespace)
+	cfg, err := e.helmConfig(e.Hub, namespace)
 	if err != nil {
 		return err
 	}
@@ -78,8 +88,13 @@ func (e *Env) UninstallChart(ctx context.Context, release, namespace string) err
 
 // UpgradeChart upgrades a release with values, as `helm upgrade` does.
 func (e *Env) UpgradeChart(ctx context.Context, c *chart.Chart, release, namespace string, values map[string]any) error {
+	return e.upgradeChartOn(ctx, e.Hub, c, release, namespace, values)
+}
+
+// upgradeChartOn is UpgradeChart on a control plane.
+func (e *Env) upgradeChartOn(ctx context.Context, cp *ControlPlane, c *chart.Chart, release, namespace string, values map[string]any) error {
 	start := time.Now()
-	cfg, err := e.helmConfig(namespace)
+	cfg, err := e.helmConfig(cp, namespace)
 	if err != nil {
 		return err
 	}
@@ -88,16 +103,16 @@ func (e *Env) UpgradeChart(ctx context.Context, c *chart.Chart, release, namespa
 	if _, err := upgrade.RunWithContext(ctx, release, c, values); err != nil {
 		return fmt.Errorf("helm upgrade %s: %w", release, err)
 	}
-	e.progressf("release %s/%s upgraded in %s", namespace, release, since(start))
+	e.progressf("release %s/%s upgraded on %s in %s", namespace, release, cp.Name, since(start))
 	return nil
 }
 
-// helmConfig is Helm's configuration for releases in namespace on the hub
-// (release records in Secrets, as helm's default), with the local
-// registry's client.
-func (e *Env) helmConfig(namespace string) (*action.Configuration, error) {
+// helmConfig is Helm's configuration for releases in namespace on a
+// control plane (release records in Secrets, as helm's default), with the
+// local registry's client.
+func (e *Env) helmConfig(cp *ControlPlane, namespace string) (*action.Configuration, error) {
 	cfg := &action.Configuration{}
-	getter := kube.GetConfig(e.Hub.KubeconfigPath, "", namespace)
+	getter := kube.GetConfig(cp.KubeconfigPath, "", namespace)
 	if err := cfg.Init(getter, namespace, "secret", func(string, ...any) {}); err != nil {
 		return nil, fmt.Errorf("helm: %w", err)
 	}

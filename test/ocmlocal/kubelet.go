@@ -81,7 +81,8 @@ func (e *Env) defaultImages() []ImageBinary {
 		{Command: "/agent", ImageContains: "cluster-proxy", Path: e.bins.path("cluster-proxy-addon-agent")},
 		{Command: "/cluster-proxy", Path: e.bins.path("cluster-proxy")},
 		{Command: "/manager", ImageContains: "cluster-proxy", Path: e.bins.path("cluster-proxy-manager")},
-		{Command: "/manager", ImageContains: kueueImage, Path: e.bins.path("kueue")},
+		{Command: "/manager", ImageContains: kueueImageOf(e.bins.kueue), Path: e.bins.path("kueue")},
+		{Command: "/manager", ImageContains: kueueImageOf(e.bins.kueueUpgrade), Path: e.bins.path(kueueUpgradeBinary)},
 		AgentImage(),
 		ManagerImage(),
 	}

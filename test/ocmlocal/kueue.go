@@ -12,8 +12,10 @@ import (
 	"path/filepath"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
+	"golang.org/x/sync/errgroup"
+	"helm.sh/helm/v3/pkg/chart"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,23 +23,26 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"open-cluster-management.io/clusterprofile-bundle/internal/chartrender"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 )
 
-// Kueue on the hub, as the docs' MultiKueue recipe sets it up: Kueue's own
-// Helm chart (the release's, from its module at the version hack/ocmlocal.sh
-// built, recorded in bin/ocm/kueue-module.json) in kueue-system, with the
-// recipe's configuration (MultiKueueClusterProfile on, the bundle's cp-creds
-// as the credentials provider) and its patch (an initContainer copying
-// cp-creds from the bundle's image); Kueue's CRDs on every managed cluster,
-// as on a worker. The hub kubelet runs the chart's manager Deployment from
-// bin/ocm/kueue, with the recipe's initContainer from the bundle's image; Kueue's internal
-// cert management issues its webhook certificate, which reaches the pod
-// through the Secret volume, and the API server reaches its webhooks and
-// visibility API through the service network (servicenet.go).
+// Kueue as the docs' MultiKueue recipe sets it up: Kueue's own Helm chart
+// (the release's, from its module at the version hack/ocmlocal.sh built,
+// recorded in bin/ocm/kueue-module.json) in kueue-system on every managed
+// cluster, a worker, with the chart's own configuration, and on the hub with
+// the recipe's configuration (MultiKueueClusterProfile on, the bundle's
+// cp-creds as the credentials provider) and its patch (an initContainer
+// copying cp-creds from the bundle's image). Each kubelet runs the chart's
+// manager Deployment from bin/ocm/kueue; Kueue's internal cert management
+// issues its webhook certificate, which reaches the pod through the Secret
+// volume, and each API server reaches its webhooks and visibility API
+// through the service network (servicenet.go). UpgradeKueue moves every
+// cluster and the hub to the release of bin/ocm/kueue-upgrade, as a user
+// upgrades Kueue's chart.
 const (
 	// KueueNamespace is the chart's release namespace: where Kueue reads
 	// ClusterProfiles and the Secrets its credentials plugin reads.
@@ -45,44 +50,37 @@ const (
 	kueueRelease   = "kueue"
 	// KueueDeployment is the chart's manager Deployment for release kueue.
 	KueueDeployment = kueueRelease + "-controller-manager"
-	// kueueImage is the released image; the hub kubelet runs bin/ocm/kueue
-	// for its /manager.
+	// kueueImage is the released image; the kubelets run bin/ocm/kueue (or
+	// bin/ocm/kueue-upgrade, by its tag) for its /manager.
 	kueueImage = "registry.k8s.io/kueue/kueue"
 	// kueueLease is the chart configuration's leader election lease.
-	kueueLease      = "c1f6bfd2.kueue.x-k8s.io"
-	kueueModuleFile = "kueue-module.json"
+	kueueLease              = "c1f6bfd2.kueue.x-k8s.io"
+	kueueModuleFile         = "kueue-module.json"
+	kueueUpgradeBinary      = "kueue-upgrade"
+	kueueUpgradeModuleFile  = kueueUpgradeBinary + "-module.json"
+	kueueRecipeConfigV019Up = "kueue-manager-config-v0.19.yaml"
 )
 
-// MultiKueueClusterGVK is the kind Kueue v0.16 serves and stores.
+// MultiKueueClusterGVK is the kind Kueue serves and stores (v0.16 on).
 var MultiKueueClusterGVK = schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: "MultiKueueCluster"}
 
-var kueuePrograms = []string{"kueue", kueueModuleFile}
+var kueuePrograms = []string{"kueue", kueueModuleFile, kueueUpgradeBinary, kueueUpgradeModuleFile}
 
-// startKueue installs Kueue's CRDs on the managed clusters and its chart on
-// the hub, configured as the docs' MultiKueue recipe says
-// (docs/examples/multikueue: kueue-manager-config.yaml as the chart's
+// kueueImageOf is the image of a Kueue release, which the kubelets map to
+// the binary built for it.
+func kueueImageOf(release ocmRelease) string { return kueueImage + ":" + release.Version }
+
+// startKueue installs Kueue on every managed cluster and on the hub,
+// configured as the docs' MultiKueue recipe says
+// (docs/examples/multikueue: kueue-manager-config.yaml as the hub chart's
 // manager configuration, and kueue-controller-manager-cp-creds.yaml patched
 // into its Deployment, the image named from the local registry as the
-// recipe says a mirror is), and waits until its manager leads.
+// recipe says a mirror is), and waits until each manager leads.
 func (e *Env) startKueue(ctx context.Context) error {
 	if e.Registry == nil {
 		return errors.New("the harness's Kueue needs Options.Registry: its pod copies cp-creds from the bundle's image, as the docs' recipe says")
 	}
 	start := time.Now()
-	bases := filepath.Join(e.bins.kueue.Dir, "config", "components", "crd", "bases")
-	for _, c := range e.Clusters {
-		if _, err := envtest.InstallCRDs(c.Config, envtest.CRDInstallOptions{Paths: []string{bases}, ErrorIfPathMissing: true}); err != nil {
-			return fmt.Errorf("installing Kueue's CRDs on %s: %w", c.Name, err)
-		}
-	}
-	chart, err := chartrender.Load(filepath.Join(e.bins.kueue.Dir, "charts", "kueue"))
-	if err != nil {
-		return err
-	}
-	config, err := recipeKueueConfig(kueueRecipeConfigFile)
-	if err != nil {
-		return err
-	}
 	if e.opts.ClusterProxy {
 		// The profiles' open-cluster-management entry names the user
 		// server on the host, or, written by cluster-proxy's own writer,
@@ -95,31 +93,91 @@ func (e *Env) startKueue(ctx context.Context) error {
 	for _, c := range e.Clusters {
 		e.kubeletOf(e.Hub).reachPort(KueueNamespace, KueueDeployment, c.Port)
 	}
+	if err := e.runKueueEverywhere(ctx, e.bins.kueue, kueueRecipeConfigFile, false); err != nil {
+		return err
+	}
+	e.progressf("Kueue %s leads on the hub (MultiKueue with ClusterProfiles, as the docs' recipe configures it) and on %d workers, in %s",
+		e.bins.kueue.Version, len(e.Clusters), since(start))
+	return nil
+}
+
+// UpgradeKueue upgrades Kueue's chart on every managed cluster and on the
+// hub to the release of bin/ocm/kueue-upgrade (Kueue's chart holds its
+// CRDs as templates, so the upgrade moves them too), the hub's with the
+// recipe's configuration for that release (kueue-manager-config-v0.19.yaml)
+// as the chart's managerConfig, as the recipe says for Helm, and its patch
+// put back; and waits until each manager of the new release leads. It
+// returns the release.
+func (e *Env) UpgradeKueue(ctx context.Context) (string, error) {
+	start := time.Now()
+	if err := e.runKueueEverywhere(ctx, e.bins.kueueUpgrade, kueueRecipeConfigV019Up, true); err != nil {
+		return "", err
+	}
+	e.progressf("Kueue upgraded to %s on the hub and %d workers in %s", e.bins.kueueUpgrade.Version, len(e.Clusters), since(start))
+	return e.bins.kueueUpgrade.Version, nil
+}
+
+// runKueueEverywhere installs or upgrades Kueue release on every managed
+// cluster and on the hub at once, the hub's with the recipe's
+// configuration file.
+func (e *Env) runKueueEverywhere(ctx context.Context, release ocmRelease, hubConfigFile string, upgrade bool) error {
+	chart, err := chartrender.Load(filepath.Join(release.Dir, "charts", "kueue"))
+	if err != nil {
+		return err
+	}
+	hubConfig, err := recipeKueueConfig(hubConfigFile)
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for _, c := range e.Clusters {
+		g.Go(func() error { return e.runKueue(gctx, c.ControlPlane, chart, release, "", upgrade) })
+	}
+	g.Go(func() error { return e.runKueue(gctx, e.Hub, chart, release, hubConfig, upgrade) })
+	return g.Wait()
+}
+
+// runKueue installs (or upgrades to) Kueue release on a control plane with
+// config as its manager configuration ("": the chart's own, as on a
+// worker; the hub's Deployment also gets the recipe's patch), and waits
+// until a manager started after that leads and serves the visibility API.
+func (e *Env) runKueue(ctx context.Context, cp *ControlPlane, kueueChart *chart.Chart, release ocmRelease, config string, upgrade bool) error {
 	values := map[string]any{
 		"controllerManager": map[string]any{
 			"manager": map[string]any{"image": map[string]any{
-				"repository": kueueImage, "tag": e.bins.kueue.Version, "pullPolicy": "IfNotPresent"}},
+				"repository": kueueImage, "tag": release.Version, "pullPolicy": "IfNotPresent"}},
 		},
-		"managerConfig": map[string]any{"controllerManagerConfigYaml": config},
 	}
-	if err := e.InstallChart(ctx, chart, kueueRelease, KueueNamespace, values); err != nil {
+	if config != "" {
+		values["managerConfig"] = map[string]any{"controllerManagerConfigYaml": config}
+	}
+	clientset, err := kubernetes.NewForConfig(cp.Config)
+	if err != nil {
 		return err
 	}
-	if err := e.patchKueueWithRecipe(ctx); err != nil {
+	leader, err := kueueLeader(ctx, clientset)
+	if err != nil {
 		return err
 	}
-	if err := e.WaitDeploymentAvailable(ctx, KueueNamespace, KueueDeployment); err != nil {
+	install := e.installChartOn
+	if upgrade {
+		install = e.upgradeChartOn
+	}
+	if err := install(ctx, cp, kueueChart, kueueRelease, KueueNamespace, values); err != nil {
+		return fmt.Errorf("Kueue on %s: %w", cp.Name, err)
+	}
+	if cp == e.Hub {
+		if err := e.patchKueueWithRecipe(ctx); err != nil {
+			return err
+		}
+	}
+	if err := e.waitDeploymentAvailable(ctx, cp, KueueNamespace, KueueDeployment); err != nil {
 		return err
 	}
-	if err := e.publishEndpointSlice(ctx, e.Hub, KueueNamespace, kueueVisibilityService); err != nil {
+	if err := e.publishEndpointSlice(ctx, cp, KueueNamespace, kueueVisibilityService); err != nil {
 		return err
 	}
-	if err := e.waitKueueLeads(ctx); err != nil {
-		return err
-	}
-	e.progressf("Kueue %s leads on the hub (MultiKueue with ClusterProfiles, as the docs' recipe configures it), its CRDs on %d clusters, in %s",
-		e.bins.kueue.Version, len(e.Clusters), since(start))
-	return nil
+	return e.waitKueueLeads(ctx, cp, clientset, leader)
 }
 
 // The docs' MultiKueue recipe (docs/consumers.md, "MultiKueue").
@@ -196,36 +254,47 @@ func (e *Env) patchKueueWithRecipe(ctx context.Context) error {
 	return nil
 }
 
-// waitKueueLeads waits until Kueue's manager holds its leader lease (it
-// then runs its controllers, its webhook certificate mounted) and its
-// visibility API is available: until then the hub's discovery is partial,
-// which stalls the garbage collector and namespace deletion.
-func (e *Env) waitKueueLeads(ctx context.Context) error {
-	hub, err := e.hubClient()
-	if err != nil {
-		return err
+// kueueLeader is the holder of Kueue's leader lease on a control plane, ""
+// while there is none.
+func kueueLeader(ctx context.Context, c kubernetes.Interface) (string, error) {
+	lease, err := c.CoordinationV1().Leases(KueueNamespace).Get(ctx, kueueLease, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", nil
 	}
-	err = poll(ctx, 3*time.Minute, nil, func(ctx context.Context) (bool, error) {
-		lease := &coordinationv1.Lease{}
-		if err := hub.Get(ctx, types.NamespacedName{Namespace: KueueNamespace, Name: kueueLease}, lease); err != nil {
-			return false, err
-		}
-		return ptr.Deref(lease.Spec.HolderIdentity, "") != "", nil
+	if err != nil {
+		return "", err
+	}
+	return ptr.Deref(lease.Spec.HolderIdentity, ""), nil
+}
+
+// waitKueueLeads waits until a Kueue manager other than before holds the
+// leader lease on a control plane (it then runs its controllers, its
+// webhook certificate mounted) and its visibility API is available: until
+// then discovery there is partial, which stalls the garbage collector and
+// namespace deletion.
+func (e *Env) waitKueueLeads(ctx context.Context, cp *ControlPlane, c kubernetes.Interface, before string) error {
+	err := poll(ctx, 3*time.Minute, nil, func(ctx context.Context) (bool, error) {
+		leader, err := kueueLeader(ctx, c)
+		return leader != "" && leader != before, err
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for Kueue's manager to lead: %w", err)
+		return fmt.Errorf("waiting for Kueue's manager to lead on %s: %w", cp.Name, err)
+	}
+	discovery, err := client.New(cp.Config, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return err
 	}
 	for _, name := range kueueAPIServices {
 		err := poll(ctx, time.Minute, nil, func(ctx context.Context) (bool, error) {
 			api := &unstructured.Unstructured{}
 			api.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService"})
-			if err := hub.Get(ctx, types.NamespacedName{Name: name}, api); err != nil {
+			if err := discovery.Get(ctx, types.NamespacedName{Name: name}, api); err != nil {
 				return false, err
 			}
 			return conditionTrue(api, "Available"), nil
 		})
 		if err != nil {
-			return fmt.Errorf("waiting for Kueue's APIService %s: %w", name, err)
+			return fmt.Errorf("waiting for Kueue's APIService %s on %s: %w", name, cp.Name, err)
 		}
 	}
 	return nil

@@ -12,11 +12,13 @@ import (
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
@@ -26,9 +28,15 @@ import (
 // the klusterlet carries to the hub and the mirror makes a property.
 const churnClaim = "churn.e2e.clusterprofile.io"
 
+// multiKueueWorkerUser is who MultiKueue is on a worker: the
+// ManagedServiceAccount's service account, whose token cp-creds hands out.
+var multiKueueWorkerUser = serviceaccount.MakeUsername(agentapi.DefaultInstallNamespace, consumer.ManagedServiceAccount)
+
 // TestMultiKueueReconnectsOnlyWhenAFactIsPublished counts, from cluster1's
-// API server audit log, the Workload watches real Kueue v0.16.1 opens
-// there: Kueue rebuilds its client for a worker on every write of the
+// API server audit log, the Workload watches real Kueue v0.16.1 on the hub
+// opens there as MultiKueue (the worker's own Kueue watches them too, as
+// itself; kueue_test.go's test, which upgrades Kueue, runs after this
+// file's, as go test runs a package's files in name order): Kueue rebuilds its client for a worker on every write of the
 // worker's profile and opens its watches again. Without the write budget
 // every change of a claim costs a rebuild; with it, changes inside the
 // budget's interval cost none, and the last of them goes out, as one
@@ -56,7 +64,7 @@ func TestMultiKueueReconnectsOnlyWhenAFactIsPublished(t *testing.T) {
 	t.Cleanup(func() { _ = client.IgnoreNotFound(hub.Delete(context.Background(), mkc)) })
 
 	rebuilds := func() int {
-		n, err := worker.WatchesOpened("kueue.x-k8s.io", "workloads")
+		n, err := worker.WatchesOpened(multiKueueWorkerUser, "kueue.x-k8s.io", "workloads")
 		g.Expect(err).NotTo(HaveOccurred())
 		return n
 	}
