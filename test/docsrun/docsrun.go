@@ -62,6 +62,11 @@ var (
 // TestUpstreamWritersAndTheBundleHandOverInPlace types it both ways.
 var OCMMirrorGate = Ref{"docs/install.md", "kubectl get clustermanager cluster-manager"}
 
+// MoveInstall is install.md's install beside upstream's writers (moving
+// from OCM's guide, step 1), which test/e2e's
+// TestUpstreamWritersAndTheBundleHandOverInPlace types.
+var MoveInstall = Ref{"docs/install.md", "helm install clusterprofile-manager charts/clusterprofile-manager -n open-cluster-management --set installCRD=false"}
+
 // ScopeManagedServiceAccount is install.md's scoping of a
 // ManagedServiceAccount (moving from OCM's guide, step 3), which test/e2e's
 // TestTheMultiKueueRecipeAdmitsOnAWorkerWithEachKueue types before the
@@ -80,7 +85,7 @@ var (
 )
 
 // Run are the blocks the end-to-end suite types.
-var Run = []Ref{AdoptCRD, InstallFromClone, Check, NameClashEvents, MirrorGates, SyncerOff, Uninstall, InstallFromRelease, OCMMirrorGate, ScopeManagedServiceAccount, MultiKueuePublish, MultiKueueWorker, MultiKueueConfigure, MultiKueueObjects, MultiKueueJob}
+var Run = []Ref{AdoptCRD, InstallFromClone, Check, NameClashEvents, MirrorGates, SyncerOff, Uninstall, InstallFromRelease, OCMMirrorGate, MoveInstall, ScopeManagedServiceAccount, MultiKueuePublish, MultiKueueWorker, MultiKueueConfigure, MultiKueueObjects, MultiKueueJob}
 
 // Reasons a block is not run as written.
 const (
@@ -111,8 +116,6 @@ var NotRun = map[Ref]string{
 	{"docs/operations.md", "kubectl -n open-cluster-management logs deploy/clusterprofile-manager --since=1h | grep '"}:  podLogs,
 	{"docs/operations.md", "kubectl -n open-cluster-management logs deploy/clusterprofile-manager | grep 'Waiting"}:      podLogs,
 	{"docs/operations.md", "kubectl -n open-cluster-management logs deploy/clusterprofile-manager | grep 'admission"}:    podLogs,
-	{"docs/install.md", "helm install clusterprofile-manager charts/clusterprofile-manager -n open-cluster-management --set installCRD=false"}: notYet +
-		": the suite's TestUpstreamWritersAndTheBundleHandOverInPlace installs its own release beside upstream's writers",
 }
 
 // NotTyped are the commands of the blocks in Run that the suite does not

@@ -26,7 +26,7 @@ import (
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
@@ -64,8 +64,9 @@ const steadyWindow = time.Minute
 // it writes nothing, the doctor says who wrote what, no writer loops over a
 // minute, and a consumer reaches every cluster through cp-creds with
 // upstream's entry and copy); the bundle uninstalled (upstream keeps
-// everything); the bundle installed again (it yields from its first
-// reconcile); upstream's gates turned off (the bundle takes over). Through
+// everything); the bundle installed again as install.md's first step of the
+// move says, typed (it yields from its first reconcile); upstream's gates
+// turned off (the bundle takes over). Through
 // every step the same profiles and copies stay, none is deleted, the
 // cluster-proxy entry is never absent from a profile, and real MultiKueue
 // keeps a MultiKueueCluster per cluster Active (its watch sees no other
@@ -133,15 +134,33 @@ func TestUpstreamWritersAndTheBundleHandOverInPlace(t *testing.T) {
 	}
 	reachesAll("after the bundle's uninstall", namespaces...)
 
+	// install.md's first step of the move, typed; the one edit is its
+	// image mirror. The suite's release comes back at the end.
 	installed := time.Now()
-	g.Expect(env.ForgetIssuedAddonCSRs(ctx, agentapi.AddonName)).To(Succeed())
-	g.Expect(env.InstallBundle(ctx, releaseName, releaseNamespace)).To(Succeed())
+	t.Cleanup(func() { restoreSuiteRelease(t) })
+	shell := docsShellFor(t)
+	yielding := shell.run(t, docsrun.MoveInstall, strings.NewReplacer("helm install clusterprofile-manager charts/clusterprofile-manager ",
+		"helm install clusterprofile-manager charts/clusterprofile-manager --set image.repository="+env.Registry.BundleRepository+" "))[1]
+	g.Expect(env.WaitDeploymentAvailable(ctx, docsNamespace, docsRelease)).To(Succeed())
 	time.Sleep(20 * time.Second) // the manager's first reconciles
-	g.Expect(fleet.bundleWritesSince(installed)).To(BeEmpty(), "the bundle writes when installed beside upstream's writers")
+	// The documented install leaves the direct entry off, which the
+	// suite's release had on: it withdraws that entry (a disabled
+	// provider's entry is withdrawn in every install), and its syncer's
+	// marks then record the servers the profiles publish without it. It
+	// writes nothing else.
+	for _, write := range fleet.bundleWritesSince(installed) {
+		g.Expect(write).To(ContainSubstring(" by "+credsync.MarksFieldManager+" at "), "the bundle writes when installed beside upstream's writers")
+	}
+	for _, ns := range namespaces {
+		withoutTheDirectEntry(ctx, g, ns)
+	}
+	for _, twin := range []string{ocmlocal.ProxyManagerDeployment, ocmlocal.MSAManagerDeployment} {
+		g.Expect(yielding).To(ContainSubstring("deployment/"+twin), "install.md's step 1 lists the Event on each twin")
+	}
 
 	setUpstream(ctx, t, false)
 	for _, ns := range namespaces {
-		g.Eventually(func(g Gomega) { ownedByBundle(ctx, g, ns) }).Should(Succeed(), "the bundle took %s over", ns)
+		g.Eventually(func(g Gomega) { publishedByTheDocsRelease(ctx, g, ns) }).Should(Succeed(), "the bundle took %s over", ns)
 	}
 	reachesAll("the bundle writing again", namespaces...)
 
@@ -210,6 +229,19 @@ func ownedByUpstream(ctx context.Context, g Gomega, namespace string) {
 		copy := &corev1.Secret{}
 		g.Expect(hub.Get(ctx, key(namespace, cpcreds.SecretName(cluster, msaName)), copy)).To(Succeed())
 		g.Expect(copy.Annotations).To(HaveKeyWithValue(cpcreds.AnnotationUpstreamCopy, "true"), "copy of %s in %s", cluster, namespace)
+	}
+}
+
+// withoutTheDirectEntry: no profile of namespace has the direct entry, and
+// no copy's marks record its server (the cluster's API server).
+func withoutTheDirectEntry(ctx context.Context, g Gomega, namespace string) {
+	for _, cluster := range fleetClusters {
+		p := &cpv1alpha1.ClusterProfile{}
+		g.Expect(hub.Get(ctx, key(namespace, cluster), p)).To(Succeed())
+		g.Expect(p.Status.AccessProviders).NotTo(ContainElement(HaveField("Name", accessprovider.DefaultDirectEntryName)), "the profile of %s in %s", cluster, namespace)
+		copy := &corev1.Secret{}
+		g.Expect(hub.Get(ctx, key(namespace, cpcreds.SecretName(cluster, msaName)), copy)).To(Succeed())
+		g.Expect(copy.Annotations[cpcreds.AnnotationPublishedServers]).NotTo(ContainSubstring(env.Cluster(cluster).URL), "the marks of %s in %s", cluster, namespace)
 	}
 }
 
