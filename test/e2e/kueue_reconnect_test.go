@@ -12,6 +12,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
@@ -40,7 +41,10 @@ var multiKueueWorkerUser = serviceaccount.MakeUsername(agentapi.DefaultInstallNa
 // worker's profile and opens its watches again. Without the write budget
 // every change of a claim costs a rebuild; with it, changes inside the
 // budget's interval cost none, and the last of them goes out, as one
-// rebuild, when the interval ends.
+// rebuild, when the interval ends. A write of something else (a condition,
+// an entry) goes out at once and costs a rebuild as well: the watch of the
+// profile counts those, so that one in the interval is not taken for a
+// fact's.
 func TestMultiKueueReconnectsOnlyWhenAFactIsPublished(t *testing.T) {
 	requireEnv(t)
 	ctx, g := context.Background(), NewWithT(t)
@@ -110,25 +114,40 @@ func TestMultiKueueReconnectsOnlyWhenAFactIsPublished(t *testing.T) {
 		"facts": map[string]any{"minInterval": "1m", "significantChange": 0.1, "refresh": "2m"}})).To(Succeed())
 	setClaim(100)
 	g.Eventually(published).Should(Equal("100"))
-	values := watchPublished(ctx, t, cluster)
+	profile := watchPublished(ctx, t, cluster)
 	first := settled()
+	// Any other write of the profile (a condition, an entry) costs a
+	// reconnect too, and is published at once: the fact's changes may
+	// cost none.
+	otherWrites := profile.Writes()
 	for _, value := range []int{101, 60, 150} { // noise, then significant changes
 		setClaim(value)
 		g.Consistently(func(g Gomega) {
 			g.Expect(published()).To(Equal("100"))
-			g.Expect(rebuilds()).To(Equal(first))
+			g.Expect(rebuilds()).To(BeNumerically("<=", first+profile.Writes()-otherWrites), "reconnects beyond the profile's other writes")
 		}).WithTimeout(3*time.Second).WithPolling(time.Second).Should(Succeed(), "%d inside the interval", value)
 	}
+	if n := profile.Writes() - otherWrites; n > 0 {
+		t.Logf("%d other writes of the profile inside the interval", n)
+	}
 	g.Eventually(published).Should(Equal("150"), "the last change goes out when the interval ends")
-	g.Expect(values()).To(Equal([]string{"100", "150"}), "values of %s the profile carried", churnClaim)
+	g.Expect(profile.Values()).To(Equal([]string{"100", "150"}), "values of %s the profile carried", churnClaim)
 	g.Expect(settled()).To(BeNumerically(">", first), "Kueue reconnects once the held change is written")
 	t.Logf("with the budget: 4 changes, 2 writes of the fact, %d Workload watches opened on %s after the first", rebuilds()-first, cluster)
 }
 
-// watchPublished follows the kueue-system profile of cluster and returns
-// the successive values of churnClaim it carried from now on (a value is
-// listed again only after another one).
-func watchPublished(ctx context.Context, t *testing.T, cluster string) func() []string {
+// publishedWatch follows the kueue-system profile of a cluster.
+type publishedWatch struct {
+	mu sync.Mutex
+	// values are the successive values of churnClaim the profile carried
+	// (a value is listed again only after another one).
+	values []string
+	// writes counts the profile's updates.
+	writes int
+}
+
+// watchPublished follows the kueue-system profile of cluster from now on.
+func watchPublished(ctx context.Context, t *testing.T, cluster string) *publishedWatch {
 	t.Helper()
 	ctx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
@@ -141,8 +160,7 @@ func watchPublished(ctx context.Context, t *testing.T, cluster string) func() []
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var seen []string
+	pw := &publishedWatch{}
 	go func() {
 		defer w.Stop()
 		for e := range w.ResultChan() {
@@ -151,18 +169,31 @@ func watchPublished(ctx context.Context, t *testing.T, cluster string) func() []
 				continue
 			}
 			value := propertyValue(p, churnClaim)
-			mu.Lock()
-			if len(seen) == 0 || seen[len(seen)-1] != value {
-				seen = append(seen, value)
+			pw.mu.Lock()
+			if e.Type == watch.Modified {
+				pw.writes++
 			}
-			mu.Unlock()
+			if len(pw.values) == 0 || pw.values[len(pw.values)-1] != value {
+				pw.values = append(pw.values, value)
+			}
+			pw.mu.Unlock()
 		}
 	}()
-	return func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(seen)
-	}
+	return pw
+}
+
+// Values returns the values of churnClaim the profile carried.
+func (pw *publishedWatch) Values() []string {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	return slices.Clone(pw.values)
+}
+
+// Writes returns how many times the profile was updated.
+func (pw *publishedWatch) Writes() int {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	return pw.writes
 }
 
 func propertyValue(p *cpv1alpha1.ClusterProfile, name string) string {
