@@ -74,7 +74,7 @@ func sourceCapability(name string, gate featuregate.Feature, identity profilewri
 // Setup registers the controller that keeps source's entry on every
 // profile the hub publishes.
 func Setup(mgr ctrl.Manager, source Source, opts Options) error {
-	if err := NewReconciler(mgr.GetClient(), source, opts.ManagerName, opts.MirrorDeletions).SetupWithManager(mgr, opts.Workers); err != nil {
+	if err := NewReconciler(mgr.GetClient(), source, opts.ManagerName, opts.MirrorDeletions).ConfirmingWith(mgr.GetAPIReader()).SetupWithManager(mgr, opts.Workers); err != nil {
 		return fmt.Errorf("setting up %s: %w", source.Identity().FieldManager, err)
 	}
 	return nil

@@ -8,6 +8,7 @@ package accessprovider
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -36,8 +37,10 @@ import (
 //
 // Queue key: ClusterProfile namespace/name.
 type Reconciler struct {
-	client      client.Client
-	members     membership.Reader
+	client  client.Client
+	members membership.Reader
+	// live reads membership from the API server, to confirm a revocation.
+	live        membership.Reader
 	source      Source
 	managerName string
 	writer      *clusterprofile.Writer
@@ -62,6 +65,7 @@ func NewReconciler(c client.Client, source Source, managerName string, deletions
 	return &Reconciler{
 		client:      c,
 		members:     membership.Reader{Client: c},
+		live:        membership.Reader{Client: c},
 		source:      source,
 		managerName: managerName,
 		writer:      clusterprofile.NewWriter(source.Identity(), c),
@@ -70,6 +74,13 @@ func NewReconciler(c client.Client, source Source, managerName string, deletions
 		revocations: newRevocations(),
 		now:         time.Now,
 	}
+}
+
+// ConfirmingWith makes the reconciler confirm every revocation with live,
+// the API server read without a cache (see revoke).
+func (r *Reconciler) ConfirmingWith(live client.Reader) *Reconciler {
+	r.live = membership.Reader{Client: live}
+	return r
 }
 
 // SetupWithManager wires the profile watch, membership and the source's own.
@@ -150,6 +161,9 @@ func (r *Reconciler) revoke(ctx context.Context, profile *cpv1alpha1.ClusterProf
 		ctrl.LoggerFrom(ctx).V(4).Info("Not revoking the entry yet", "entry", r.entryName(), "revokeIn", wait)
 		return ctrl.Result{RequeueAfter: wait}, err
 	}
+	if served, err := r.confirmUnserved(ctx, profile); err != nil || served {
+		return ctrl.Result{}, err
+	}
 	r.unserved.forget(key)
 	if withdraw != nil {
 		ctrl.LoggerFrom(ctx).V(2).Info("Withdrawing access provider entry from a profile the hub does not publish", "entry", r.entryName())
@@ -169,6 +183,24 @@ func (r *Reconciler) revoke(ctx context.Context, profile *cpv1alpha1.ClusterProf
 	}
 	r.revocations.revoked(key, r.now())
 	return ctrl.Result{}, nil
+}
+
+// confirmUnserved asks the API server, read live, whether it serves the
+// profile after all. Each cache has its own watch, so the profile cache can
+// show a profile before the binding cache shows the binding that serves it
+// (a namespace just bound, where another writer already put its entry). As
+// the credential syncer does before deleting a copy, the entry is revoked
+// only when the live hub does not serve the profile either; one kept here
+// is reconciled again when the binding reaches the cache.
+func (r *Reconciler) confirmUnserved(ctx context.Context, profile *cpv1alpha1.ClusterProfile) (bool, error) {
+	served, err := r.live.ServesProfile(ctx, profile, r.managerName)
+	if err != nil {
+		return false, fmt.Errorf("confirming that the hub does not publish %s: %w", klog.KObj(profile), err)
+	}
+	if served {
+		ctrl.LoggerFrom(ctx).V(2).Info("Not revoking the entry: the API server publishes the profile, the cache is behind", "entry", r.entryName())
+	}
+	return served, nil
 }
 
 func hasEntry(p *cpv1alpha1.ClusterProfile, name string) bool {

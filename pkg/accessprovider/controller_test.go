@@ -332,3 +332,51 @@ func TestOnlyTheConfiguredCertificateReconcilesEveryProfile(t *testing.T) {
 		})
 	}
 }
+
+// TestARevocationWaitsForTheAPIServer: each cache has its own watch, so the
+// profile cache can show a profile before the binding cache shows the
+// binding that serves it. An entry is revoked only when the API server,
+// read live, does not serve the profile either.
+func TestARevocationWaitsForTheAPIServer(t *testing.T) {
+	theirs := directEntry()
+	theirs.Cluster.Server = "https://written-by-another-writer.example"
+	profile := func(entries ...cpv1alpha1.AccessProvider) *cpv1alpha1.ClusterProfile {
+		return withEntries(utiltesting.MakeClusterProfile("fresh", "c1", testManager).Obj(), entries...)
+	}
+	freshBinding := []client.Object{utiltesting.NamespaceObj("fresh"), utiltesting.MakeBinding("fresh", "c1-set").Bound(true).Obj()}
+	cases := map[string]struct {
+		profile     *cpv1alpha1.ClusterProfile
+		liveBinding bool
+		want        []cpv1alpha1.AccessProvider
+	}{
+		"the cache lags a binding: the writer's own entry stays": {
+			profile: profile(directEntry()), liveBinding: true, want: []cpv1alpha1.AccessProvider{directEntry()},
+		},
+		"the cache lags a binding: another writer's entry stays": {
+			profile: profile(theirs), liveBinding: true, want: []cpv1alpha1.AccessProvider{theirs},
+		},
+		"the API server does not serve it either: the writer's own entry goes": {
+			profile: profile(directEntry()),
+		},
+		"the API server does not serve it either: another writer's entry goes": {
+			profile: profile(theirs),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			world := append(servedWorld(), utiltesting.NamespaceObj("fresh"), tc.profile)
+			c := fakeclient.New(world...)
+			live := fakeclient.New(world...)
+			if tc.liveBinding {
+				live = fakeclient.New(append(append(servedWorld(), tc.profile), freshBinding...)...)
+			}
+			r := NewReconciler(c, &Direct{Reader: c, Name: "direct"}, testManager, nil).ConfirmingWith(live)
+
+			_, got := reconcileProfile(t, r, c, client.ObjectKeyFromObject(tc.profile))
+
+			if diff := cmp.Diff(tc.want, got.Status.AccessProviders); diff != "" {
+				t.Errorf("entries (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
