@@ -1,12 +1,14 @@
 package accessprovider
 
-import "open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+import (
+	"open-cluster-management.io/clusterprofile-bundle/pkg/fieldmanager"
+)
 
 const (
 	// ProxyFieldManager owns the cluster-proxy entry and its condition.
-	ProxyFieldManager = profilewrite.FieldManagerPrefix + "access-proxy"
+	ProxyFieldManager = fieldmanager.Prefix + "access-proxy"
 	// DirectFieldManager owns the direct entry.
-	DirectFieldManager = profilewrite.FieldManagerPrefix + "access-direct"
+	DirectFieldManager = fieldmanager.Prefix + "access-direct"
 
 	// ProxyEntryName is the access provider name consumers configure for
 	// cp-creds (the name in OCM's guide and in MultiKueue's example).

@@ -1,13 +1,13 @@
 package argocd
 
 import (
-	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/fieldmanager"
 )
 
 const (
 	// FieldManager owns what this capability writes on Argo CD's cluster
 	// Secrets.
-	FieldManager = profilewrite.FieldManagerPrefix + "argocd"
+	FieldManager = fieldmanager.Prefix + "argocd"
 
 	// ControllerName names the controller in logs and metrics, and signs
 	// its Events.

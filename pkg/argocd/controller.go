@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/fieldmanager"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/optional"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
@@ -186,7 +186,7 @@ func (r *Reconciler) ours(ctx context.Context, key types.NamespacedName) (*corev
 // Ours tells whether s (read with managedFields) is a cluster Secret this
 // capability wrote for managerName: our label and our field manager.
 func Ours(s *corev1.Secret, managerName string) bool {
-	return s.Labels[LabelCreatedBy] == managerName && profilewrite.WrittenBy(s, FieldManager)
+	return s.Labels[LabelCreatedBy] == managerName && fieldmanager.WrittenBy(s, FieldManager)
 }
 
 // secretMetadata is an empty Secret, metadata only.

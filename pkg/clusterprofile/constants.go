@@ -4,7 +4,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
-	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/fieldmanager"
 )
 
 const (
@@ -25,7 +25,7 @@ const (
 
 	// MirrorFieldManager is the mirror's field manager (pkg/mirror): the
 	// profiles it wrote are the ones it deletes when no namespace serves them.
-	MirrorFieldManager = profilewrite.FieldManagerPrefix + "mirror"
+	MirrorFieldManager = fieldmanager.Prefix + "mirror"
 
 	// CRDName is the name of the ClusterProfile CustomResourceDefinition.
 	CRDName = "clusterprofiles.multicluster.x-k8s.io"

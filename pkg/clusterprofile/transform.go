@@ -11,6 +11,7 @@ import (
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/fieldmanager"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/intern"
 )
 
@@ -81,7 +82,7 @@ func Compact(p *cpv1alpha1.ClusterProfile, shared *Shared) {
 func ownManagedFields(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
 	var own []metav1.ManagedFieldsEntry
 	for _, entry := range entries {
-		if strings.HasPrefix(entry.Manager, profilewrite.FieldManagerPrefix) {
+		if strings.HasPrefix(entry.Manager, fieldmanager.Prefix) {
 			own = append(own, profilewrite.CompactEntry(entry))
 		}
 	}

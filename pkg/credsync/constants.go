@@ -1,15 +1,15 @@
 package credsync
 
 import (
-	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/fieldmanager"
 )
 
 const (
 	// ControllerName names the syncer in logs and metrics.
 	ControllerName = "clusterprofile-credsync"
 	// FieldManager owns the synced Secrets' fields.
-	FieldManager = profilewrite.FieldManagerPrefix + "credsync"
+	FieldManager = fieldmanager.Prefix + "credsync"
 	// MarksFieldManager owns the marks the syncer puts on the copies
 	// managed-serviceaccount's own syncer writes while this one yields to it:
 	// a manager of its own, so applying the marks alone never gives up

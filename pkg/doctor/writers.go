@@ -16,6 +16,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/fieldmanager"
 )
 
 // writerNotes say which of the profile, the entry and the copy this bundle
@@ -25,7 +26,7 @@ import (
 // the notes explain, they decide nothing.
 func writerNotes(p *cpv1alpha1.ClusterProfile, entry *cpv1alpha1.AccessProvider, copy *corev1.Secret) []string {
 	var notes []string
-	if len(p.ManagedFields) > 0 && !profilewrite.WrittenBy(p, clusterprofile.MirrorFieldManager) {
+	if len(p.ManagedFields) > 0 && !fieldmanager.WrittenBy(p, clusterprofile.MirrorFieldManager) {
 		notes = append(notes, fmt.Sprintf("The profile was published by another mirror (%s), such as OCM's own while this bundle's mirror stays passive.",
 			managers(p)))
 	}

@@ -10,9 +10,9 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
-	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/fieldmanager"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/eventnote"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/fieldindex"
@@ -83,7 +83,7 @@ func Teardown(ctx context.Context, mgr ctrl.Manager, managerName string) error {
 func deletePublished(ctx context.Context, reader client.Reader, writer *clusterprofile.Writer, managerName string) (int, error) {
 	return capability.EachListed(ctx, reader, &cpv1alpha1.ClusterProfileList{}, func(ctx context.Context, obj client.Object) (bool, error) {
 		p := obj.(*cpv1alpha1.ClusterProfile)
-		if !managedBy(p, managerName) || !profilewrite.WrittenBy(p, clusterprofile.MirrorFieldManager) {
+		if !managedBy(p, managerName) || !fieldmanager.WrittenBy(p, clusterprofile.MirrorFieldManager) {
 			return false, nil
 		}
 		if err := writer.Delete(ctx, p); err != nil {

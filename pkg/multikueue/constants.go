@@ -3,7 +3,7 @@ package multikueue
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/fieldmanager"
 )
 
 // Kueue's API, pinned here and nowhere else: the module does not import
@@ -21,7 +21,7 @@ var (
 
 const (
 	// FieldManager owns what this capability writes on Kueue's objects.
-	FieldManager = profilewrite.FieldManagerPrefix + "multikueue"
+	FieldManager = fieldmanager.Prefix + "multikueue"
 
 	// ControllerName and ConfigControllerName name the controllers in logs
 	// and metrics; ControllerName also signs the Events.

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
-	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/fieldmanager"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 )
@@ -152,5 +152,5 @@ func (r *Reconciler) delete(ctx context.Context, current *unstructured.Unstructu
 // ours tells whether obj (read with managedFields) is one this capability
 // created: our label and our field manager.
 func ours(obj client.Object, managerName string) bool {
-	return obj.GetLabels()[LabelCreatedBy] == managerName && profilewrite.WrittenBy(obj, FieldManager)
+	return obj.GetLabels()[LabelCreatedBy] == managerName && fieldmanager.WrittenBy(obj, FieldManager)
 }

@@ -28,11 +28,11 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
-	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/doctor"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/fieldmanager"
 	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
 	"open-cluster-management.io/clusterprofile-bundle/test/docsrun"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
@@ -471,7 +471,7 @@ func (w *fleetWatch) bundleWritesSince(since time.Time) []string {
 	var writes []string
 	for _, ev := range w.events {
 		for _, f := range ev.fields {
-			if !strings.HasPrefix(f.Manager, profilewrite.FieldManagerPrefix) || f.Time == nil || f.Time.Time.Before(after) {
+			if !strings.HasPrefix(f.Manager, fieldmanager.Prefix) || f.Time == nil || f.Time.Time.Before(after) {
 				continue
 			}
 			write := fmt.Sprintf("%s by %s at %s", ev.object, f.Manager, f.Time.Format(time.TimeOnly))

@@ -14,7 +14,7 @@ import (
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
-	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/fieldmanager"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
@@ -40,7 +40,7 @@ func TestKilledBetweenCreateAndStatus(t *testing.T) {
 	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, left); err != nil {
 		t.Fatalf("reading %s, created just before the kill: %v", key, err)
 	}
-	if profilewrite.WrittenBy(left, clusterprofile.MirrorFieldManager, "status") || left.Status.Version.Kubernetes != "" {
+	if fieldmanager.WrittenBy(left, clusterprofile.MirrorFieldManager, "status") || left.Status.Version.Kubernetes != "" {
 		t.Fatalf("the mirror's status write of %s went out before the kill; left: %s", key, describeProfile(left))
 	}
 	t.Logf("killed once the create of %s was answered; left without the mirror's status: %s", key, describeProfile(left))

@@ -27,6 +27,7 @@ var layers = []struct {
 	packages []string
 }{
 	{"helpers that know nothing of this project", []string{"pkg/util"}},
+	{"the writers' contract on field managers", []string{"pkg/fieldmanager"}},
 	{"contracts and leaves", []string{"pkg/agentapi", "pkg/version", "pkg/features", "pkg/metrics", "pkg/scheme",
 		"pkg/cpcreds", "pkg/clusterprofile/profilewrite", "pkg/metricsauth"}},
 	{"the one writer of ClusterProfiles", []string{"pkg/clusterprofile"}},

@@ -3,7 +3,6 @@ package profilewrite
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"unique"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -190,18 +189,6 @@ func (o Ownership) fieldSet() *fieldpath.Set {
 		add("status", "accessProviders", fieldpath.KeyByFields("name", name))
 	}
 	return fieldpath.NewSet(paths...)
-}
-
-// WrittenBy tells whether manager has a managedFields entry on obj, for any
-// subresource or, when given, for one of subresources ("" is the main
-// resource). It finds what a writer left behind, to clean up only its own.
-func WrittenBy(obj metav1.Object, manager string, subresources ...string) bool {
-	for _, entry := range obj.GetManagedFields() {
-		if entry.Manager == manager && (len(subresources) == 0 || slices.Contains(subresources, entry.Subresource)) {
-			return true
-		}
-	}
-	return false
 }
 
 func fieldElement(name string) fieldpath.PathElement {

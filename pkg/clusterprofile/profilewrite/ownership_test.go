@@ -7,6 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/fieldmanager"
 )
 
 func entry(manager string, op metav1.ManagedFieldsOperationType, subresource, fields string) metav1.ManagedFieldsEntry {
@@ -127,7 +129,7 @@ func TestCompactEntry(t *testing.T) {
 			if diff := cmp.Diff(wantOwn, gotOwn); diff != "" || (wantErr == nil) != (gotErr == nil) {
 				t.Errorf("OwnershipOf differs (-whole +compact):\n%s\nerrors: %v, %v", diff, wantErr, gotErr)
 			}
-			if WrittenBy(compact, tc.in.Manager, tc.in.Subresource) != WrittenBy(whole, tc.in.Manager, tc.in.Subresource) {
+			if fieldmanager.WrittenBy(compact, tc.in.Manager, tc.in.Subresource) != fieldmanager.WrittenBy(whole, tc.in.Manager, tc.in.Subresource) {
 				t.Error("WrittenBy differs")
 			}
 		})

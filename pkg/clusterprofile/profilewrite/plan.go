@@ -23,14 +23,6 @@ type Identity struct {
 	PropertiesAnnotation string
 }
 
-// FieldManagerPrefix starts the field manager of every writer in this
-// project (clusterprofile-mirror, clusterprofile-access-proxy, ...), and the
-// hub's field managers are built from it: the cache keeps the managedFields
-// entries of those managers alone (see clusterprofile.Compact), and an
-// Update entry of any of them on a profile's status tells that this project
-// merged it while the status lists were atomic (see mergedBeforeSwitch).
-const FieldManagerPrefix = "clusterprofile-"
-
 // Desire is what a writer wants on one profile: its metadata and spec, nil
 // for a writer that owns none (and so never creates a profile), and its
 // share of the status. An empty Status owns nothing there, which withdraws

@@ -1,6 +1,10 @@
 package profilewrite
 
-import cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+import (
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/fieldmanager"
+)
 
 // listMapsPath is the status path on a CRD whose status lists are
 // list-maps: the API server merges each writer's apply by key, so the
@@ -26,5 +30,5 @@ func (listMapsPath) propertyRecord(*cpv1alpha1.ClusterProfile, *Write) *MetaAppl
 // carries reads managedFields: an entry of the writer's name that the
 // writer does not own is somebody else's.
 func (l listMapsPath) carries(p *cpv1alpha1.ClusterProfile) bool {
-	return WrittenBy(p, l.w.FieldManager, "status")
+	return fieldmanager.WrittenBy(p, l.w.FieldManager, "status")
 }

@@ -7,6 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/fieldmanager"
 )
 
 // switchedPath is the status path on a list-map CRD for a profile that may
@@ -43,7 +45,7 @@ func (switchedPath) propertyRecord(*cpv1alpha1.ClusterProfile, *Write) *MetaAppl
 // carries reads managedFields and, where this project merged the status
 // before the switch, the writer's keys as on atomic CRDs.
 func (s switchedPath) carries(p *cpv1alpha1.ClusterProfile) bool {
-	return WrittenBy(p, s.w.FieldManager, "status") || (s.w.mergedBeforeSwitch(p) && atomicPath(s).carries(p))
+	return fieldmanager.WrittenBy(p, s.w.FieldManager, "status") || (s.w.mergedBeforeSwitch(p) && atomicPath(s).carries(p))
 }
 
 // wroteBeforeSwitch tells whether p may hold what the writer wrote while
@@ -105,7 +107,7 @@ func (s switchedPath) beforeSwitch(current *cpv1alpha1.ClusterProfile, own Owner
 func (w Identity) mergedBeforeSwitch(p *cpv1alpha1.ClusterProfile) bool {
 	for _, entry := range p.GetManagedFields() {
 		if entry.Subresource == "status" && entry.Operation == metav1.ManagedFieldsOperationUpdate &&
-			(entry.Manager == w.FieldManager || strings.HasPrefix(entry.Manager, FieldManagerPrefix)) {
+			(entry.Manager == w.FieldManager || strings.HasPrefix(entry.Manager, fieldmanager.Prefix)) {
 			return true
 		}
 	}
