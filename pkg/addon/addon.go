@@ -26,22 +26,6 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/damping"
 )
 
-// Options are the agent settings every managed cluster gets. Per-cluster
-// overrides go through the addon-framework's usual channels
-// (AddOnDeploymentConfig: node placement, image registries).
-type Options struct {
-	// Image is the bundle image holding /clusterprofile-agent.
-	Image string
-	// Period is how often the agent probes (hub writes are at most one per 30 s).
-	Period time.Duration
-	// LeaseStaleAfter is when a control plane leader Lease counts as stale.
-	LeaseStaleAfter time.Duration
-	// UnhealthyNodeTolerance is how many unhealthy nodes AllNodesHealthy tolerates.
-	UnhealthyNodeTolerance int
-	// Facts is the write budget of the agent's claims, the mirror's too.
-	Facts damping.Rule
-}
-
 // DefaultOptions are the agent defaults.
 func DefaultOptions(image string) Options {
 	return Options{Image: image, Period: 30 * time.Second, LeaseStaleAfter: 60 * time.Second, Facts: damping.Default()}

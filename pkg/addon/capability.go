@@ -3,6 +3,7 @@ package addon
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
@@ -17,7 +18,24 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/damping"
 )
+
+// Options are the agent settings every managed cluster gets. Per-cluster
+// overrides go through the addon-framework's usual channels
+// (AddOnDeploymentConfig: node placement, image registries).
+type Options struct {
+	// Image is the bundle image holding /clusterprofile-agent.
+	Image string
+	// Period is how often the agent probes (hub writes are at most one per 30 s).
+	Period time.Duration
+	// LeaseStaleAfter is when a control plane leader Lease counts as stale.
+	LeaseStaleAfter time.Duration
+	// UnhealthyNodeTolerance is how many unhealthy nodes AllNodesHealthy tolerates.
+	UnhealthyNodeTolerance int
+	// Facts is the write budget of the agent's claims, the mirror's too.
+	Facts damping.Rule
+}
 
 // Capability is the agent addon as the manager starts it (gate
 // ClusterProfileAgent). It needs OCM's addon and work APIs; it publishes

@@ -43,28 +43,6 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 )
 
-// Options configure the mirror.
-type Options struct {
-	// ManagerName is the cluster manager name written on every profile.
-	ManagerName string
-	// Workers is the number of clusters reconciled in parallel.
-	Workers int
-	// Guard keeps the mirror passive while OCM's built-in mirror is on
-	// (coexistence.NewGuard when nil).
-	Guard *coexistence.Guard
-	// AgentReports folds the cluster-profile-agent's reports into profiles.
-	AgentReports bool
-	// Deletions, when set, forecasts this mirror's deletions for the access
-	// providers once it is set up.
-	Deletions *Deletions
-	// Facts is the write budget of the properties made of claims (the zero
-	// rule writes every change at once).
-	Facts damping.Rule
-	// Namespace is the manager's own namespace, which holds the id records
-	// (only hub admins and the manager write there).
-	Namespace string
-}
-
 // Reconciler publishes one ManagedCluster as ClusterProfiles.
 //
 // Queue key: ManagedCluster name. Events on sets, bindings, namespaces,

@@ -15,6 +15,17 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/fieldindex"
 )
 
+// Options configure the capability.
+type Options struct {
+	// ManagerName is the cluster manager whose profiles count as ours.
+	ManagerName string
+	// Namespace is Kueue's namespace (Configuration.namespace).
+	Namespace string
+	// ConfigName, when set, names a MultiKueueConfig kept listing our
+	// MultiKueueClusters.
+	ConfigName string
+}
+
 // Capability is the MultiKueue integration as the manager starts it: gate
 // ClusterProfileMultiKueue, once Kueue's v1beta2 API is served. Its
 // teardown deletes the MultiKueueClusters (and config) it created, which

@@ -25,17 +25,6 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 )
 
-// Options configure the capability.
-type Options struct {
-	// ManagerName is the cluster manager whose profiles count as ours.
-	ManagerName string
-	// Namespace is Kueue's namespace (Configuration.namespace).
-	Namespace string
-	// ConfigName, when set, names a MultiKueueConfig kept listing our
-	// MultiKueueClusters.
-	ConfigName string
-}
-
 // Reconciler keeps one MultiKueueCluster per published profile in Kueue's
 // namespace.
 //

@@ -56,8 +56,8 @@ func returnsCapability(fn *ast.FuncDecl) bool {
 
 // TestCapabilityLayout: every capability package (one with a function
 // returning a capability.Capability) keeps what the manager starts it with
-// in capability.go: those functions, its exported Setup, and its Teardown
-// when it has one. The rest of the package has its usual places
+// in capability.go: those functions, its Options, its exported Setup, and
+// its Teardown when it has one. The rest of the package has its usual places
 // (controller.go, handlers.go, desired.go, plan.go, reports.go,
 // constants.go), so a reader finds the way in to each capability in the
 // same file.
@@ -68,6 +68,9 @@ func TestCapabilityLayout(t *testing.T) {
 		isCapability := false
 		for name, f := range files {
 			for _, decl := range f.Decls {
+				if declaresType(decl, "Options") {
+					where["Options"] = name
+				}
 				fn, ok := decl.(*ast.FuncDecl)
 				if !ok || fn.Recv != nil {
 					continue
@@ -85,8 +88,10 @@ func TestCapabilityLayout(t *testing.T) {
 			continue
 		}
 		capabilities = append(capabilities, dir)
-		if _, ok := where["Setup"]; !ok {
-			t.Errorf("capability package %s has no Setup", dir)
+		for _, required := range []string{"Setup", "Options"} {
+			if _, ok := where[required]; !ok {
+				t.Errorf("capability package %s has no %s", dir, required)
+			}
 		}
 		for fn, file := range where {
 			if file != "capability.go" {
@@ -99,4 +104,18 @@ func TestCapabilityLayout(t *testing.T) {
 		t.Fatal("no capability package found: has capability.Capability moved?")
 	}
 	t.Logf("capability packages: %s", strings.Join(capabilities, ", "))
+}
+
+// declaresType tells whether decl declares the type name.
+func declaresType(decl ast.Decl, name string) bool {
+	gen, ok := decl.(*ast.GenDecl)
+	if !ok || gen.Tok != token.TYPE {
+		return false
+	}
+	for _, spec := range gen.Specs {
+		if ts, ok := spec.(*ast.TypeSpec); ok && ts.Name.Name == name {
+			return true
+		}
+	}
+	return false
 }
