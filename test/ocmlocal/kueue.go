@@ -164,7 +164,7 @@ func (e *Env) runKueue(ctx context.Context, cp *ControlPlane, kueueChart *chart.
 		install = e.upgradeChartOn
 	}
 	if err := install(ctx, cp, kueueChart, kueueRelease, KueueNamespace, values); err != nil {
-		return fmt.Errorf("Kueue on %s: %w", cp.Name, err)
+		return fmt.Errorf("installing Kueue on %s: %w", cp.Name, err)
 	}
 	if cp == e.Hub {
 		if err := e.patchKueueWithRecipe(ctx); err != nil {
