@@ -2,6 +2,7 @@ package accessprovider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,6 +31,11 @@ type Options struct {
 	// ProxyTwin watches cluster-proxy's own writer of the proxy entry, to
 	// which the proxy source yields; nil: not watched.
 	ProxyTwin *coexistence.TwinWatch
+
+	// identity and newSource are the one source a capability runs, set by
+	// ProxyCapability and DirectCapability.
+	identity  profilewrite.Identity
+	newSource func(ctrl.Manager) (Source, error)
 }
 
 // ProxyCapability is the cluster-proxy entry (gate
@@ -37,8 +43,9 @@ type Options struct {
 // withdrawn from every profile at start: consumers must not keep using a
 // way in that nobody maintains.
 func ProxyCapability(opts Options) capability.Capability {
-	return sourceCapability("cluster-proxy access provider", features.ClusterProfileAccessProvider, ProxyIdentity, ProxyRequires,
-		func(mgr ctrl.Manager) (Source, error) { return NewProxy(mgr, opts) }, opts)
+	opts.identity = ProxyIdentity
+	opts.newSource = func(mgr ctrl.Manager) (Source, error) { return NewProxy(mgr, opts) }
+	return sourceCapability("cluster-proxy access provider", features.ClusterProfileAccessProvider, ProxyRequires, opts)
 }
 
 // DirectCapability is the direct entry (gate ClusterProfileDirectAccess);
@@ -47,33 +54,36 @@ func DirectCapability(opts Options) capability.Capability {
 	if opts.DirectEntryName == "" {
 		opts.DirectEntryName = DefaultDirectEntryName
 	}
-	return sourceCapability("direct access provider", features.ClusterProfileDirectAccess, DirectIdentity(opts.DirectEntryName), nil,
-		func(mgr ctrl.Manager) (Source, error) { return NewDirect(mgr, opts), nil }, opts)
+	opts.identity = DirectIdentity(opts.DirectEntryName)
+	opts.newSource = func(mgr ctrl.Manager) (Source, error) { return NewDirect(mgr, opts), nil }
+	return sourceCapability("direct access provider", features.ClusterProfileDirectAccess, nil, opts)
 }
 
-func sourceCapability(name string, gate featuregate.Feature, identity profilewrite.Identity, requires []schema.GroupVersionKind,
-	newSource func(ctrl.Manager) (Source, error), opts Options) capability.Capability {
+func sourceCapability(name string, gate featuregate.Feature, requires []schema.GroupVersionKind, opts Options) capability.Capability {
 	return capability.Capability{
 		Name:     name,
 		Gate:     gate,
 		Requires: append(append([]schema.GroupVersionKind{clusterprofile.API}, membership.APIs...), requires...),
 		Indexes:  []fieldindex.Index{clusterprofile.NameIndex, membership.Index},
-		Setup: func(_ context.Context, mgr ctrl.Manager) error {
-			source, err := newSource(mgr)
-			if err != nil {
-				return err
-			}
-			return Setup(mgr, source, opts)
+		Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+			return Setup(ctx, mgr, opts)
 		},
 		Teardown: func(ctx context.Context, mgr ctrl.Manager) error {
-			return Teardown(ctx, mgr, identity)
+			return Teardown(ctx, mgr, opts)
 		},
 	}
 }
 
-// Setup registers the controller that keeps source's entry on every
-// profile the hub publishes.
-func Setup(mgr ctrl.Manager, source Source, opts Options) error {
+// Setup registers the controller that keeps the entry of the capability's
+// source on every profile the hub publishes.
+func Setup(_ context.Context, mgr ctrl.Manager, opts Options) error {
+	if opts.newSource == nil {
+		return errors.New("the access provider's options name no source: build them with ProxyCapability or DirectCapability")
+	}
+	source, err := opts.newSource(mgr)
+	if err != nil {
+		return err
+	}
 	if err := NewReconciler(mgr.GetClient(), source, opts.ManagerName, opts.MirrorDeletions).ConfirmingWith(mgr.GetAPIReader()).SetupWithManager(mgr, opts.Workers); err != nil {
 		return fmt.Errorf("setting up %s: %w", source.Identity().FieldManager, err)
 	}
@@ -81,9 +91,9 @@ func Setup(mgr ctrl.Manager, source Source, opts Options) error {
 }
 
 // Teardown withdraws a disabled source's entries.
-func Teardown(ctx context.Context, mgr ctrl.Manager, identity profilewrite.Identity) error {
-	log := ctrl.Log.WithName("access-provider-teardown").WithValues("entry", identity.AccessProviders[0])
-	withdrawn, err := withdrawEntries(ctx, mgr.GetAPIReader(), mgr.GetClient(), identity)
+func Teardown(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	log := ctrl.Log.WithName("access-provider-teardown").WithValues("entry", opts.identity.AccessProviders[0])
+	withdrawn, err := withdrawEntries(ctx, mgr.GetAPIReader(), mgr.GetClient(), opts.identity)
 	if withdrawn > 0 {
 		log.Info("Withdrew the entries of a disabled access provider", "profiles", withdrawn)
 	}

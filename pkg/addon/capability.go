@@ -50,13 +50,13 @@ func Capability(opts Options) capability.Capability {
 			schema.GroupVersion(addonapiv1beta1.GroupVersion).WithKind("ManagedClusterAddOn"),
 			schema.GroupVersion(workv1.GroupVersion).WithKind("ManifestWork"),
 		},
-		Setup: func(_ context.Context, mgr ctrl.Manager) error { return Setup(mgr, opts) },
+		Setup: func(ctx context.Context, mgr ctrl.Manager) error { return Setup(ctx, mgr, opts) },
 	}
 }
 
 // Setup runs the addon manager for the agent beside the other controllers,
 // after leader election like them.
-func Setup(mgr ctrl.Manager, opts Options) error {
+func Setup(_ context.Context, mgr ctrl.Manager, opts Options) error {
 	cfg := rest.CopyConfig(mgr.GetConfig())
 	kubeClient, err := kubernetes.NewForConfig(cfg)
 	if err != nil {

@@ -47,8 +47,8 @@ func Capability(opts Options) capability.Capability {
 		Gate:     features.ClusterProfileArgoCD,
 		Requires: append(append([]schema.GroupVersionKind{clusterprofile.API}, membership.APIs...), opts.EntriesRequire...),
 		Indexes:  []fieldindex.Index{clusterprofile.NameIndex, membership.Index},
-		Setup: func(_ context.Context, mgr ctrl.Manager) error {
-			return Setup(mgr, opts)
+		Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+			return Setup(ctx, mgr, opts)
 		},
 	}
 }
@@ -56,7 +56,7 @@ func Capability(opts Options) capability.Capability {
 // Setup registers the controller. Its Secret caches hold Argo CD's
 // namespace only: our cluster Secrets whole, every other Secret's metadata
 // (to leave alone one that holds a name we would write).
-func Setup(mgr ctrl.Manager, opts Options) error {
+func Setup(_ context.Context, mgr ctrl.Manager, opts Options) error {
 	inNamespace := map[string]cache.Config{opts.Namespace: {}}
 	secrets, err := filteredcache.New(mgr, &corev1.Secret{}, cache.ByObject{Namespaces: inNamespace,
 		Label: labels.SelectorFromSet(labels.Set{LabelCreatedBy: opts.ManagerName})})

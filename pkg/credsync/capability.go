@@ -133,14 +133,16 @@ func Capability(opts Options) capability.Capability {
 		Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return Setup(ctx, mgr, opts)
 		},
-		Teardown:        Teardown,
+		Teardown: func(ctx context.Context, mgr ctrl.Manager) error {
+			return Teardown(ctx, mgr, opts)
+		},
 		TeardownIsOptIn: true,
 	}
 }
 
 // Teardown deletes every copy this syncer wrote, so that no token copy
 // outlives the sync that keeps it current and revocable.
-func Teardown(ctx context.Context, mgr ctrl.Manager) error {
+func Teardown(ctx context.Context, mgr ctrl.Manager, _ Options) error {
 	deleted, err := deleteCopies(ctx, mgr.GetAPIReader(), mgr.GetClient())
 	if deleted > 0 {
 		ctrl.Log.WithName("credsync-teardown").Info("Deleted the synced token Secrets of the disabled syncer", "deleted", deleted)

@@ -54,7 +54,7 @@ func Capability(opts Options) capability.Capability {
 			return Setup(ctx, mgr, opts)
 		},
 		Teardown: func(ctx context.Context, mgr ctrl.Manager) error {
-			return Teardown(ctx, mgr, opts.ManagerName)
+			return Teardown(ctx, mgr, opts)
 		},
 		TeardownIsOptIn: true,
 	}
@@ -85,13 +85,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 
 // Teardown deletes the profiles this mirror published, unless OCM's
 // built-in mirror is on: its profiles share the manager name.
-func Teardown(ctx context.Context, mgr ctrl.Manager, managerName string) error {
+func Teardown(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	log := ctrl.Log.WithName("mirror-teardown")
 	if passive, err := coexistence.NewGuard(mgr).Passive(ctx); err != nil || passive {
 		log.Info("Not deleting ClusterProfiles while OCM's built-in mirror is enabled (or its state unknown)", "error", err)
 		return err
 	}
-	deleted, err := deletePublished(ctx, mgr.GetAPIReader(), clusterprofile.NewWriter(Identity, mgr.GetClient()), managerName)
+	deleted, err := deletePublished(ctx, mgr.GetAPIReader(), clusterprofile.NewWriter(Identity, mgr.GetClient()), opts.ManagerName)
 	if deleted > 0 {
 		log.Info("Deleted the ClusterProfiles this mirror had published", "deleted", deleted)
 	}

@@ -41,18 +41,18 @@ func Capability(opts Options) capability.Capability {
 		Gate:     features.ClusterProfileMultiKueue,
 		Requires: requires,
 		Indexes:  []fieldindex.Index{clusterprofile.NameIndex, membership.Index},
-		Setup: func(_ context.Context, mgr ctrl.Manager) error {
-			return Setup(mgr, opts)
+		Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+			return Setup(ctx, mgr, opts)
 		},
 		Teardown: func(ctx context.Context, mgr ctrl.Manager) error {
-			return Teardown(ctx, mgr, opts.ManagerName)
+			return Teardown(ctx, mgr, opts)
 		},
 		TeardownIsOptIn: true,
 	}
 }
 
 // Setup registers the controllers with the manager.
-func Setup(mgr ctrl.Manager, opts Options) error {
+func Setup(_ context.Context, mgr ctrl.Manager, opts Options) error {
 	readers := Readers{Cache: mgr.GetCache(), API: mgr.GetAPIReader()}
 	recorder := mgr.GetEventRecorder(ControllerName)
 	if err := NewReconciler(mgr.GetClient(), readers, recorder, opts).SetupWithManager(mgr); err != nil {
@@ -67,14 +67,14 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 // Teardown deletes the MultiKueueClusters and MultiKueueConfigs we created
 // (label and field manager); Kueue's API not being served means there is
 // nothing to delete.
-func Teardown(ctx context.Context, mgr ctrl.Manager, managerName string) error {
+func Teardown(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if !capability.APIServed(mgr.GetRESTMapper(), ClusterKind) {
 		return nil
 	}
-	deleted, err := deleteCreated(ctx, mgr.GetAPIReader(), mgr.GetClient(), ClusterKind, managerName)
+	deleted, err := deleteCreated(ctx, mgr.GetAPIReader(), mgr.GetClient(), ClusterKind, opts.ManagerName)
 	if err == nil && capability.APIServed(mgr.GetRESTMapper(), ConfigKind) {
 		var configs int
-		configs, err = deleteCreated(ctx, mgr.GetAPIReader(), mgr.GetClient(), ConfigKind, managerName)
+		configs, err = deleteCreated(ctx, mgr.GetAPIReader(), mgr.GetClient(), ConfigKind, opts.ManagerName)
 		deleted += configs
 	}
 	if deleted > 0 {

@@ -1,9 +1,11 @@
 package style_test
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"os"
 	"path/filepath"
 	"sort"
@@ -57,7 +59,7 @@ func returnsCapability(fn *ast.FuncDecl) bool {
 // TestCapabilityLayout: every capability package (one with a function
 // returning a capability.Capability) keeps what the manager starts it with
 // in capability.go: those functions, its Options, its exported Setup, and
-// its Teardown when it has one. The rest of the package has its usual places
+// its Teardown when it has one, both of one shape (capabilitySignature). The rest of the package has its usual places
 // (controller.go, handlers.go, desired.go, plan.go, reports.go,
 // constants.go), so a reader finds the way in to each capability in the
 // same file.
@@ -65,6 +67,7 @@ func TestCapabilityLayout(t *testing.T) {
 	var capabilities []string
 	for dir, files := range packageFiles(t) {
 		where := map[string]string{} // function name -> file
+		var shapes []string          // Setup and Teardown of another shape
 		isCapability := false
 		for name, f := range files {
 			for _, decl := range f.Decls {
@@ -81,11 +84,17 @@ func TestCapabilityLayout(t *testing.T) {
 					where[fn.Name.Name] = name
 				case fn.Name.Name == "Setup" || fn.Name.Name == "Teardown":
 					where[fn.Name.Name] = name
+					if got := signature(fn); got != capabilitySignature {
+						shapes = append(shapes, fmt.Sprintf("%s: %s%s, want %s%s", dir, fn.Name.Name, got, fn.Name.Name, capabilitySignature))
+					}
 				}
 			}
 		}
 		if !isCapability {
 			continue
+		}
+		for _, shape := range shapes {
+			t.Error(shape)
 		}
 		capabilities = append(capabilities, dir)
 		for _, required := range []string{"Setup", "Options"} {
@@ -118,4 +127,25 @@ func declaresType(decl ast.Decl, name string) bool {
 		}
 	}
 	return false
+}
+
+// capabilitySignature is the one shape of every capability's Setup and
+// Teardown.
+const capabilitySignature = "(context.Context, ctrl.Manager, Options) error"
+
+// signature renders fn's parameter and result types, e.g.
+// "(context.Context, ctrl.Manager, Options) error".
+func signature(fn *ast.FuncDecl) string {
+	var params, results []string
+	for _, field := range fn.Type.Params.List {
+		for range max(len(field.Names), 1) {
+			params = append(params, types.ExprString(field.Type))
+		}
+	}
+	if fn.Type.Results != nil {
+		for _, field := range fn.Type.Results.List {
+			results = append(results, types.ExprString(field.Type))
+		}
+	}
+	return "(" + strings.Join(params, ", ") + ") " + strings.Join(results, ", ")
 }
