@@ -17,6 +17,7 @@ import (
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -52,15 +53,30 @@ func withEntries(p *cpv1alpha1.ClusterProfile, entries ...cpv1alpha1.AccessProvi
 	return p
 }
 
+// appliedByDirect is p with the managedFields the API server records for
+// the direct source's status apply of its entry: on list-map CRDs, the
+// entry is the source's own only when its apply owns it.
+func appliedByDirect(p *cpv1alpha1.ClusterProfile) *cpv1alpha1.ClusterProfile {
+	p.ManagedFields = append(p.ManagedFields, metav1.ManagedFieldsEntry{
+		Manager: DirectFieldManager, Operation: metav1.ManagedFieldsOperationApply, Subresource: "status",
+		APIVersion: cpv1alpha1.GroupVersion.String(), FieldsType: "FieldsV1",
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:accessProviders":{"k:{\"name\":\"direct\"}":{".":{},"f:name":{},"f:cluster":{}}}}}`)},
+	})
+	return p
+}
+
 // TestReconcile runs the generic reconciler with the direct source against a
-// fake client carrying the production indexes: the entry goes on the profile
-// the hub publishes, and on no other, whatever its labels.
+// fake client carrying the production indexes, on either kind of CRD: the
+// entry goes on the profile the hub publishes, and on no other, whatever its
+// labels.
 func TestReconcile(t *testing.T) {
 	theirs := cpv1alpha1.AccessProvider{Name: "theirs", Cluster: clientcmdv1.Cluster{Server: "https://elsewhere"}}
 	cases := map[string]struct {
 		profile    *cpv1alpha1.ClusterProfile
 		wantStatus cpv1alpha1.ClusterProfileStatus
 		wantWrite  bool
+		// onlyOn, when set, is the one kind of CRD the case holds on.
+		onlyOn string
 	}{
 		"a published profile gets the entry, others' entries kept": {
 			profile:    withEntries(utiltesting.MakeClusterProfile("team", "c1", testManager).Obj(), theirs),
@@ -68,8 +84,22 @@ func TestReconcile(t *testing.T) {
 			wantWrite:  true,
 		},
 		"an up-to-date profile costs nothing": {
+			profile:    appliedByDirect(withEntries(utiltesting.MakeClusterProfile("team", "c1", testManager).Obj(), directEntry())),
+			wantStatus: cpv1alpha1.ClusterProfileStatus{AccessProviders: []cpv1alpha1.AccessProvider{directEntry()}},
+		},
+		// On list-maps the entry is the source's only once its apply owns
+		// it (an upstream twin may have written it); on atomic lists its
+		// name makes it the source's.
+		"the entry of its name that its apply does not own is taken over": {
 			profile:    withEntries(utiltesting.MakeClusterProfile("team", "c1", testManager).Obj(), directEntry()),
 			wantStatus: cpv1alpha1.ClusterProfileStatus{AccessProviders: []cpv1alpha1.AccessProvider{directEntry()}},
+			wantWrite:  true,
+			onlyOn:     "list-maps",
+		},
+		"the entry of its name is up to date, whoever wrote it": {
+			profile:    withEntries(utiltesting.MakeClusterProfile("team", "c1", testManager).Obj(), directEntry()),
+			wantStatus: cpv1alpha1.ClusterProfileStatus{AccessProviders: []cpv1alpha1.AccessProvider{directEntry()}},
+			onlyOn:     "atomic lists",
 		},
 		"a perfect imitation in a namespace that serves nothing gets nothing": {
 			profile: func() *cpv1alpha1.ClusterProfile {
@@ -94,31 +124,40 @@ func TestReconcile(t *testing.T) {
 			}(),
 		},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			c := fakeclient.New(append(servedWorld(), tc.profile)...)
-			before := &cpv1alpha1.ClusterProfile{}
-			if err := c.Get(ctx, client.ObjectKeyFromObject(tc.profile), before); err != nil {
-				t.Fatal(err)
+	// With managedFields: on list-maps they tell the source's entry from an
+	// entry of its name.
+	for crd, builder := range map[string]func(...client.Object) *fake.ClientBuilder{
+		"list-maps": fakeclient.Builder, "atomic lists": fakeclient.AtomicBuilder,
+	} {
+		for name, tc := range cases {
+			if tc.onlyOn != "" && tc.onlyOn != crd {
+				continue
 			}
-			r := NewReconciler(c, &Direct{Reader: c, Name: "direct"}, testManager, nil)
+			t.Run(crd+"/"+name, func(t *testing.T) {
+				ctx := context.Background()
+				c := builder(append(servedWorld(), tc.profile.DeepCopy())...).WithReturnManagedFields().Build()
+				before := &cpv1alpha1.ClusterProfile{}
+				if err := c.Get(ctx, client.ObjectKeyFromObject(tc.profile), before); err != nil {
+					t.Fatal(err)
+				}
+				r := NewReconciler(c, &Direct{Reader: c, Name: "direct"}, testManager, nil)
 
-			if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(tc.profile)}); err != nil {
-				t.Fatalf("Reconcile: %v", err)
-			}
+				if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(tc.profile)}); err != nil {
+					t.Fatalf("Reconcile: %v", err)
+				}
 
-			got := &cpv1alpha1.ClusterProfile{}
-			if err := c.Get(ctx, client.ObjectKeyFromObject(tc.profile), got); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.wantStatus, got.Status); diff != "" {
-				t.Errorf("status (-want +got):\n%s", diff)
-			}
-			if wrote := got.ResourceVersion != before.ResourceVersion; wrote != tc.wantWrite {
-				t.Errorf("wrote = %v, want %v", wrote, tc.wantWrite)
-			}
-		})
+				got := &cpv1alpha1.ClusterProfile{}
+				if err := c.Get(ctx, client.ObjectKeyFromObject(tc.profile), got); err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(tc.wantStatus, got.Status); diff != "" {
+					t.Errorf("status (-want +got):\n%s", diff)
+				}
+				if wrote := got.ResourceVersion != before.ResourceVersion; wrote != tc.wantWrite {
+					t.Errorf("wrote = %v, want %v", wrote, tc.wantWrite)
+				}
+			})
+		}
 	}
 }
 

@@ -15,16 +15,26 @@ import (
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/internal/fakeclient"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
 
-// newFakeClient is utiltesting's fake client with the mirror's own index.
+// newFakeClient is the shared fake client (the chart's CRD, list-map status
+// lists) with the mirror's own indexes.
 func newFakeClient(objs ...client.Object) client.WithWatch {
-	return fakeclient.Builder(objs...).
-		WithIndex(&clusterv1.ManagedCluster{}, IndexClusterIDCandidate, IndexClusterIDCandidates).
+	return withMirrorIndexes(fakeclient.Builder(objs...))
+}
+
+// newAtomicFakeClient is newFakeClient on a CRD with atomic status lists.
+func newAtomicFakeClient(objs ...client.Object) client.WithWatch {
+	return withMirrorIndexes(fakeclient.AtomicBuilder(objs...))
+}
+
+func withMirrorIndexes(b *fake.ClientBuilder) client.WithWatch {
+	return b.WithIndex(&clusterv1.ManagedCluster{}, IndexClusterIDCandidate, IndexClusterIDCandidates).
 		WithIndex(&coordinationv1.Lease{}, IndexIDRecordHolder, IndexIDRecord).Build()
 }
 

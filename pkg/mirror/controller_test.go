@@ -2,6 +2,9 @@ package mirror
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -51,9 +54,9 @@ func publishedView(ns string, status cpv1alpha1.ClusterProfileStatus) utiltestin
 }
 
 // TestReconcile runs the mirror's Reconcile against a fake client carrying
-// the production indexes (without a CRD, so on atomic status lists, where
-// the mirror records its property names), with a fake event recorder: want
-// objects and want events.
+// the production indexes, on either kind of CRD, with a fake event recorder:
+// want objects and want events. On atomic status lists the mirror also
+// records the names of the properties it wrote, on list-maps it does not.
 func TestReconcile(t *testing.T) {
 	cluster := func() *clusterv1.ManagedCluster {
 		return utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Version("v1.31.0").Claim("region", "eu").Claim("", "nameless").Joined().Obj()
@@ -127,38 +130,79 @@ func TestReconcile(t *testing.T) {
 			},
 		},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			c := newFakeClient(tc.objects...)
-			recorder := events.NewFakeRecorder(10)
-			r := NewReconciler(c, c, recorder, Options{ManagerName: testManager, Namespace: DefaultNamespace})
-			req := ctrl.Request{NamespacedName: types.NamespacedName{Name: "c1"}}
+	for crd, newClient := range map[string]func(...client.Object) client.WithWatch{
+		"list-maps": newFakeClient, "atomic lists": newAtomicFakeClient,
+	} {
+		for name, tc := range cases {
+			t.Run(crd+"/"+name, func(t *testing.T) {
+				ctx := context.Background()
+				c := newClient(tc.objects...)
+				recorder := events.NewFakeRecorder(10)
+				r := NewReconciler(c, c, recorder, Options{ManagerName: testManager, Namespace: DefaultNamespace})
+				req := ctrl.Request{NamespacedName: types.NamespacedName{Name: "c1"}}
 
-			if _, err := r.Reconcile(ctx, req); err != nil {
-				t.Fatalf("Reconcile: %v", err)
-			}
-			profiles := profilesOf(t, c)
-			if diff := cmp.Diff(tc.wantViews, viewsOf(profiles)); diff != "" {
-				t.Errorf("profiles (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.wantEvents, utiltesting.DrainEvents(recorder)); diff != "" {
-				t.Errorf("events (-want +got):\n%s", diff)
-			}
+				if _, err := r.Reconcile(ctx, req); err != nil {
+					t.Fatalf("Reconcile: %v", err)
+				}
+				profiles := profilesOf(t, c)
+				if diff := cmp.Diff(tc.wantViews, viewsOf(profiles)); diff != "" {
+					t.Errorf("profiles (-want +got):\n%s", diff)
+				}
+				wantRecords := map[string]string{}
+				if crd == "atomic lists" {
+					wantRecords = propertyRecords(tc.wantViews)
+				}
+				if diff := cmp.Diff(wantRecords, recordsOf(profiles)); diff != "" {
+					t.Errorf("records of the mirrored property names (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(tc.wantEvents, utiltesting.DrainEvents(recorder)); diff != "" {
+					t.Errorf("events (-want +got):\n%s", diff)
+				}
 
-			// A second reconcile of the same world changes and reports
-			// nothing. (The fake client keeps no managedFields, so the
-			// resourceVersion may move: the mirror cannot see it owns its
-			// metadata and applies it again, unchanged.)
-			if _, err := r.Reconcile(ctx, req); err != nil {
-				t.Fatalf("second Reconcile: %v", err)
-			}
-			if diff := cmp.Diff(profiles, profilesOf(t, c), cmpopts.IgnoreFields(metav1.ObjectMeta{}, "ResourceVersion")); diff != "" {
-				t.Errorf("the second reconcile changed profiles (-first +second):\n%s", diff)
-			}
-			if got := utiltesting.DrainEvents(recorder); len(got) > 0 {
-				t.Errorf("the second reconcile reported again: %v", got)
-			}
-		})
+				// A second reconcile of the same world changes and reports
+				// nothing. (The fake client returns no managedFields, so the
+				// resourceVersion may move: the mirror cannot see it owns
+				// its metadata, nor on list-maps its status, and applies
+				// them again, unchanged.)
+				if _, err := r.Reconcile(ctx, req); err != nil {
+					t.Fatalf("second Reconcile: %v", err)
+				}
+				if diff := cmp.Diff(profiles, profilesOf(t, c), cmpopts.IgnoreFields(metav1.ObjectMeta{}, "ResourceVersion")); diff != "" {
+					t.Errorf("the second reconcile changed profiles (-first +second):\n%s", diff)
+				}
+				if got := utiltesting.DrainEvents(recorder); len(got) > 0 {
+					t.Errorf("the second reconcile reported again: %v", got)
+				}
+			})
+		}
 	}
+}
+
+// recordsOf are the mirror's records of the property names it wrote, by
+// profile.
+func recordsOf(profiles map[string]cpv1alpha1.ClusterProfile) map[string]string {
+	out := map[string]string{}
+	for key, p := range profiles {
+		if record, ok := p.Annotations[AnnotationMirroredProperties]; ok {
+			out[key] = record
+		}
+	}
+	return out
+}
+
+// propertyRecords are the records the mirror keeps on atomic status lists
+// for the profiles of views it publishes: every property name, sorted.
+func propertyRecords(views map[string]utiltesting.ProfileView) map[string]string {
+	out := map[string]string{}
+	for key, v := range views {
+		if v.Manager != testManager {
+			continue
+		}
+		raw, err := json.Marshal(slices.Sorted(maps.Keys(v.Properties)))
+		if err != nil {
+			panic(err)
+		}
+		out[key] = string(raw)
+	}
+	return out
 }
