@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/yaml"
+
+	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
 
 // chartCRDFile is the ClusterProfile CRD the chart installs, a copy of
@@ -54,7 +56,7 @@ var loaded = sync.OnceValue(func() crds {
 		panic(err) // a broken checkout
 	}
 	atomic := listMaps.DeepCopy()
-	stripStatusListMaps(atomic)
+	utiltesting.StripStatusListMaps(atomic)
 	return crds{listMaps: mustServe(listMaps), atomic: mustServe(atomic)}
 })
 
@@ -79,26 +81,6 @@ func readChartCRD() (*apiextensionsv1.CustomResourceDefinition, error) {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	return crd, nil
-}
-
-// stripStatusListMaps turns the status lists of a ClusterProfile CRD into
-// atomic lists, as test/integration/framework.StripStatusListMaps does for
-// the integration suite against such a CRD.
-func stripStatusListMaps(crd *apiextensionsv1.CustomResourceDefinition) {
-	for i := range crd.Spec.Versions {
-		schema := crd.Spec.Versions[i].Schema
-		if schema == nil || schema.OpenAPIV3Schema == nil {
-			continue
-		}
-		status := schema.OpenAPIV3Schema.Properties["status"]
-		for name, list := range status.Properties {
-			if list.Type == "array" {
-				list.XListType, list.XListMapKeys = nil, nil
-				status.Properties[name] = list
-			}
-		}
-		schema.OpenAPIV3Schema.Properties["status"] = status
-	}
 }
 
 // typeConverter is the type converter the API server's field manager

@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
+	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
 
 // Module versions are pinned in go.mod; CRDs are read from their module
@@ -272,7 +273,7 @@ func CRDs(opts Options) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	if opts.AtomicClusterProfileCRD {
 		for _, crd := range crds {
 			if crd.Name == "clusterprofiles.multicluster.x-k8s.io" {
-				StripStatusListMaps(crd)
+				utiltesting.StripStatusListMaps(crd)
 			}
 		}
 	}
@@ -290,25 +291,6 @@ func storeAddonAPIsAsV1beta1(crd *apiextensionsv1.CustomResourceDefinition) {
 	}
 	for i := range crd.Spec.Versions {
 		crd.Spec.Versions[i].Storage = crd.Spec.Versions[i].Name == "v1beta1"
-	}
-}
-
-// StripStatusListMaps turns the status lists of a ClusterProfile CRD into
-// atomic lists, as in copies older than cluster-inventory-api v0.1.2.
-func StripStatusListMaps(crd *apiextensionsv1.CustomResourceDefinition) {
-	for i := range crd.Spec.Versions {
-		schema := crd.Spec.Versions[i].Schema
-		if schema == nil || schema.OpenAPIV3Schema == nil {
-			continue
-		}
-		status := schema.OpenAPIV3Schema.Properties["status"]
-		for name, list := range status.Properties {
-			if list.Type == "array" {
-				list.XListType, list.XListMapKeys = nil, nil
-				status.Properties[name] = list
-			}
-		}
-		schema.OpenAPIV3Schema.Properties["status"] = status
 	}
 }
 
