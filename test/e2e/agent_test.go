@@ -37,10 +37,7 @@ import (
 // the bundle's image with it. Its reports reach the profiles, and its
 // certificate cannot write another cluster's addon status.
 func TestAgentAddonIsPlacedDeployedAndCredentialedByOCM(t *testing.T) {
-	requireEnv(t)
-	ctx, g := context.Background(), NewWithT(t)
-	g.SetDefaultEventuallyTimeout(timeout)
-	g.SetDefaultEventuallyPollingInterval(interval)
+	ctx, g := begin(t)
 	for _, c := range []string{"cluster1", "cluster2"} {
 		g.Eventually(func(g Gomega) {
 			mca := &addonv1beta1.ManagedClusterAddOn{}
@@ -170,10 +167,7 @@ func keys[V any](m map[string]V) []string {
 // disabled everywhere and then enabled on cluster1, cluster1's profile
 // carries the agent's report and cluster2's falls back to the klusterlet's.
 func TestAgentAddonEnabledAsClusteradmDoes(t *testing.T) {
-	requireEnv(t)
-	ctx, g := context.Background(), NewWithT(t)
-	g.SetDefaultEventuallyTimeout(timeout)
-	g.SetDefaultEventuallyPollingInterval(interval)
+	ctx, g := begin(t)
 	// The agent's claims are owned by its ClusterRole, which OCM's work
 	// agent deletes with the addon, so that the garbage collector removes
 	// them and none is left to feed stale facts to the hub.

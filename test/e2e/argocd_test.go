@@ -48,10 +48,7 @@ const argoCDNS = ocmlocal.ArgoCDNamespace
 // token is used on the next connection, and Argo CD's clusters go with the
 // set's binding.
 func TestArgoCDDeploysToEveryClusterThroughTheProfiles(t *testing.T) {
-	requireEnv(t)
-	ctx, g := context.Background(), NewWithT(t)
-	g.SetDefaultEventuallyTimeout(timeout)
-	g.SetDefaultEventuallyPollingInterval(interval)
+	ctx, g := begin(t)
 	a := &argoCD{t: t, g: g, ArgoCD: setUpArgoCD(ctx, t, g)}
 
 	g.Eventually(func() map[string]string {

@@ -72,10 +72,7 @@ const steadyWindow = time.Minute
 // keeps a MultiKueueCluster per cluster Active (its watch sees no other
 // state).
 func TestUpstreamWritersAndTheBundleHandOverInPlace(t *testing.T) {
-	requireEnv(t)
-	ctx, g := context.Background(), NewWithT(t)
-	g.SetDefaultEventuallyTimeout(timeout)
-	g.SetDefaultEventuallyPollingInterval(interval)
+	ctx, g := begin(t)
 	// upstreamNS is bound while upstream writes: OCM's mirror publishes its
 	// profiles and managed-serviceaccount's syncer creates its copies.
 	const upstreamNS = "e2e-upstream"
@@ -355,7 +352,9 @@ type fleetEvent struct {
 	fields []metav1.ManagedFieldsEntry
 }
 
-func watchFleet(ctx context.Context, t *testing.T, namespaces ...string) *fleetWatch {
+// hubWatcher is a client of the hub that watches, and a context that ends
+// with the test, and every watch with it.
+func hubWatcher(ctx context.Context, t *testing.T) (context.Context, client.WithWatch) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
@@ -363,6 +362,12 @@ func watchFleet(ctx context.Context, t *testing.T, namespaces ...string) *fleetW
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ctx, cl
+}
+
+func watchFleet(ctx context.Context, t *testing.T, namespaces ...string) *fleetWatch {
+	t.Helper()
+	ctx, cl := hubWatcher(ctx, t)
 	w := &fleetWatch{ctx: ctx, client: cl}
 	for _, namespace := range namespaces {
 		w.follow(t, namespace, &cpv1alpha1.ClusterProfileList{}, func(obj runtime.Object) (string, []metav1.ManagedFieldsEntry, string) {

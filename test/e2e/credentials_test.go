@@ -26,10 +26,7 @@ import (
 // reaches the copy and the consumer keeps working; unbinding the set
 // revokes the copy.
 func TestRealTokenIsSyncedAndRotationKeepsTheConsumerWorking(t *testing.T) {
-	requireEnv(t)
-	ctx, g := context.Background(), NewWithT(t)
-	g.SetDefaultEventuallyTimeout(timeout)
-	g.SetDefaultEventuallyPollingInterval(interval)
+	ctx, g := begin(t)
 	const ns, cluster = "e2e-tokens", "cluster1"
 	g.Expect(bindSet(ctx, ns, defaultSet)).To(Succeed())
 	c, err := newConsumer(ctx, ns)
@@ -89,10 +86,7 @@ func runCPCreds(t *testing.T, kubeconfig, namespace, cluster string) string {
 // (kube-controller-manager's garbage collector), and the mirror and the
 // syncer recreate both.
 func TestGarbageCollectorDeletesTheCopyWithItsProfile(t *testing.T) {
-	requireEnv(t)
-	ctx, g := context.Background(), NewWithT(t)
-	g.SetDefaultEventuallyTimeout(timeout)
-	g.SetDefaultEventuallyPollingInterval(interval)
+	ctx, g := begin(t)
 	const cluster = "cluster2"
 	profile, copied := &cpv1alpha1.ClusterProfile{}, &corev1.Secret{}
 	g.Eventually(func(g Gomega) {

@@ -50,10 +50,7 @@ const (
 // release's, which is not reachable here. The suite's own release steps
 // aside first and comes back last.
 func TestTheDocsInstallUseAndUninstall(t *testing.T) {
-	requireEnv(t)
-	ctx, g := context.Background(), NewWithT(t)
-	g.SetDefaultEventuallyTimeout(timeout)
-	g.SetDefaultEventuallyPollingInterval(interval)
+	ctx, g := begin(t)
 	shell := docsShellFor(t)
 
 	g.Expect(env.UninstallChart(ctx, releaseName, releaseNamespace)).To(Succeed())

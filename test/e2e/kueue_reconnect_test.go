@@ -46,10 +46,7 @@ var multiKueueWorkerUser = serviceaccount.MakeUsername(agentapi.DefaultInstallNa
 // profile counts those, so that one in the interval is not taken for a
 // fact's.
 func TestMultiKueueReconnectsOnlyWhenAFactIsPublished(t *testing.T) {
-	requireEnv(t)
-	ctx, g := context.Background(), NewWithT(t)
-	g.SetDefaultEventuallyTimeout(timeout)
-	g.SetDefaultEventuallyPollingInterval(interval)
+	ctx, g := begin(t)
 	const cluster = "cluster1"
 	worker := env.Cluster(cluster)
 	managed, err := worker.Clientset()
@@ -149,12 +146,7 @@ type publishedWatch struct {
 // watchPublished follows the kueue-system profile of cluster from now on.
 func watchPublished(ctx context.Context, t *testing.T, cluster string) *publishedWatch {
 	t.Helper()
-	ctx, cancel := context.WithCancel(ctx)
-	t.Cleanup(cancel)
-	cl, err := client.NewWithWatch(env.HubConfig(), client.Options{Scheme: hub.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, cl := hubWatcher(ctx, t)
 	w, err := cl.Watch(ctx, &cpv1alpha1.ClusterProfileList{}, client.InNamespace(consumerNS),
 		client.MatchingFields{"metadata.name": cluster})
 	if err != nil {

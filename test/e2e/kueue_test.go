@@ -43,10 +43,7 @@ import (
 // It runs after kueue_reconnect_test.go's test (go test runs a package's
 // files in name order), which needs Kueue's first release.
 func TestTheMultiKueueRecipeAdmitsOnAWorkerWithEachKueue(t *testing.T) {
-	requireEnv(t)
-	ctx, g := context.Background(), NewWithT(t)
-	g.SetDefaultEventuallyTimeout(timeout)
-	g.SetDefaultEventuallyPollingInterval(interval)
+	ctx, g := begin(t)
 	kueue := &appsv1.Deployment{}
 	g.Expect(hub.Get(ctx, key(ocmlocal.KueueNamespace, ocmlocal.KueueDeployment), kueue)).To(Succeed())
 	g.Expect(kueue.Spec.Template.Spec.InitContainers).To(ContainElement(And(

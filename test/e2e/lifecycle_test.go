@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"context"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -28,10 +27,7 @@ const regionClaim = "region.open-cluster-management.io"
 // unhealthy through the real lease path, and deleting its ManagedCluster
 // removes its profiles and token copies.
 func TestClusterLifecycle(t *testing.T) {
-	requireEnv(t)
-	ctx, g := context.Background(), NewWithT(t)
-	g.SetDefaultEventuallyTimeout(timeout)
-	g.SetDefaultEventuallyPollingInterval(interval)
+	ctx, g := begin(t)
 	const name = "cluster3"
 	c3, err := env.AddCluster(ctx, name)
 	g.Expect(err).NotTo(HaveOccurred())

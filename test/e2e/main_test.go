@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -132,6 +133,17 @@ func requireEnv(t *testing.T) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
+}
+
+// begin starts a test of the suite: it skips unless the local OCM runs,
+// and returns the test's context and a Gomega with the suite's waits.
+func begin(t *testing.T) (context.Context, *gomega.WithT) {
+	t.Helper()
+	requireEnv(t)
+	g := gomega.NewWithT(t)
+	g.SetDefaultEventuallyTimeout(timeout)
+	g.SetDefaultEventuallyPollingInterval(interval)
+	return context.Background(), g
 }
 
 // setUp prepares what a platform engineer would for MultiKueue (a node per

@@ -21,10 +21,7 @@ import (
 // certificate is rotated the entry carries the new one and the consumer
 // still gets through.
 func TestConsumerReachesEveryClusterThroughTheUserServer(t *testing.T) {
-	requireEnv(t)
-	ctx, g := context.Background(), NewWithT(t)
-	g.SetDefaultEventuallyTimeout(timeout)
-	g.SetDefaultEventuallyPollingInterval(interval)
+	ctx, g := begin(t)
 	c, err := newConsumer(ctx, consumerNS)
 	g.Expect(err).NotTo(HaveOccurred())
 	reachesAll := func() {
