@@ -144,8 +144,7 @@ func TestUpstreamWritersAndTheBundleHandOverInPlace(t *testing.T) {
 	installed := time.Now()
 	docsReleaseInstalled = true
 	shell := docsShellFor(t)
-	yielding := shell.run(t, docsrun.MoveInstall, strings.NewReplacer("helm install clusterprofile-manager charts/clusterprofile-manager ",
-		"helm install clusterprofile-manager charts/clusterprofile-manager --set image.repository="+env.Registry.BundleRepository+" "))[1]
+	yielding := shell.run(t, docsrun.MoveInstall, installFromCloneWithMirror())[1]
 	g.Expect(env.WaitDeploymentAvailable(ctx, docsNamespace, docsRelease)).To(Succeed())
 	time.Sleep(20 * time.Second) // the manager's first reconciles
 	// The documented install leaves the direct entry off, which the

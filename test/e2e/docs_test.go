@@ -65,8 +65,7 @@ func TestTheDocsInstallUseAndUninstall(t *testing.T) {
 	// The edits the docs name: install.md's image mirror, and, the CRD
 	// being another manager's, Helm 4's --force-conflicts (the chart
 	// README's "The ClusterProfile CRD").
-	shell.run(t, docsrun.InstallFromClone, strings.NewReplacer("helm install clusterprofile-manager charts/clusterprofile-manager ",
-		"helm install clusterprofile-manager charts/clusterprofile-manager --force-conflicts --set image.repository="+env.Registry.BundleRepository+" "))
+	shell.run(t, docsrun.InstallFromClone, installFromCloneWithMirror("--force-conflicts"))
 	g.Expect(env.WaitDeploymentAvailable(ctx, docsNamespace, docsRelease)).To(Succeed())
 	g.Eventually(func(g Gomega) { publishedByTheDocsRelease(ctx, g, consumerNS) }).Should(Succeed(),
 		"the documented install publishes every profile, entry and copy")
@@ -115,6 +114,14 @@ func TestTheDocsInstallUseAndUninstall(t *testing.T) {
 		"the install from the release's registry publishes every profile, entry and copy again")
 }
 
+// installFromCloneWithMirror is the edit install.md names for a helm
+// install from a clone with an image mirror (the local registry's), plus
+// flags.
+func installFromCloneWithMirror(flags ...string) *strings.Replacer {
+	const install = "helm install clusterprofile-manager charts/clusterprofile-manager "
+	return strings.NewReplacer(install, install+strings.Join(append(flags, "--set image.repository="+env.Registry.BundleRepository), " ")+" ")
+}
+
 // releaseCharts is the chart's repository in the release's registry, as the
 // docs name it.
 const releaseCharts = "oci://ghcr.io/open-cluster-management-io/charts/clusterprofile-manager"
@@ -138,8 +145,14 @@ func publishedByTheDocsRelease(ctx context.Context, g Gomega, namespace string) 
 
 // allCopies lists the token copies on the hub.
 func allCopies(ctx context.Context, g Gomega) []string {
+	return copies(ctx, g, client.HasLabels{credsync.LabelSyncedFrom})
+}
+
+// copies lists the token copies on the hub that opts select, as
+// namespace/name.
+func copies(ctx context.Context, g Gomega, opts ...client.ListOption) []string {
 	secrets := &corev1.SecretList{}
-	g.Expect(hub.List(ctx, secrets, client.HasLabels{credsync.LabelSyncedFrom})).To(Succeed())
+	g.Expect(hub.List(ctx, secrets, opts...)).To(Succeed())
 	var names []string
 	for _, s := range secrets.Items {
 		names = append(names, s.Namespace+"/"+s.Name)

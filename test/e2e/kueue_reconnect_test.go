@@ -37,8 +37,9 @@ var multiKueueWorkerUser = serviceaccount.MakeUsername(agentapi.DefaultInstallNa
 // API server audit log, the Workload watches real Kueue v0.16.1 on the hub
 // opens there as MultiKueue (the worker's own Kueue watches them too, as
 // itself; kueue_test.go's test, which upgrades Kueue, runs after this
-// file's, as go test runs a package's files in name order): Kueue rebuilds its client for a worker on every write of the
-// worker's profile and opens its watches again. Without the write budget
+// file's, as go test runs a package's files in name order): Kueue rebuilds
+// its client for a worker on every write of the worker's profile and opens
+// its watches again. Without the write budget
 // every change of a claim costs a rebuild; with it, changes inside the
 // budget's interval cost none, and the last of them goes out, as one
 // rebuild, when the interval ends. A write of something else (a condition,

@@ -13,11 +13,12 @@ import (
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
@@ -86,7 +87,7 @@ func TestTheMultiKueueRecipeAdmitsOnAWorkerWithEachKueue(t *testing.T) {
 	// The recipe's edit for Kueue 0.19 and later: its configuration file.
 	shell.run(t, docsrun.MultiKueueConfigure, strings.NewReplacer(
 		"docs/examples/multikueue/"+ocmlocal.KueueRecipePatchFile, patch,
-		"docs/examples/multikueue/kueue-manager-config.yaml", "docs/examples/multikueue/kueue-manager-config-v0.19.yaml"))
+		"docs/examples/multikueue/"+ocmlocal.KueueRecipeConfigFile, "docs/examples/multikueue/"+ocmlocal.KueueRecipeConfigV019File))
 	multiKueueActive(ctx, g)
 	t.Run(version, func(t *testing.T) { jobAdmittedOnAWorker(ctx, t, shell, workers) })
 }
@@ -123,17 +124,13 @@ func putTheSuiteTokensBackAtCleanup(ctx context.Context, t *testing.T) {
 // copiesOf lists the token copies of the fleet's ManagedServiceAccounts
 // named msa on the hub.
 func copiesOf(ctx context.Context, g Gomega, msa string) []string {
-	secrets := &corev1.SecretList{}
-	g.Expect(hub.List(ctx, secrets, client.HasLabels{credsync.LabelSyncedFrom})).To(Succeed())
-	names := []string{}
-	for _, s := range secrets.Items {
-		for _, cluster := range fleetClusters {
-			if s.Labels[credsync.LabelSyncedFrom] == cpcreds.SyncedFromValue(cluster, msa) {
-				names = append(names, s.Namespace+"/"+s.Name)
-			}
-		}
+	var values []string
+	for _, cluster := range fleetClusters {
+		values = append(values, cpcreds.SyncedFromValue(cluster, msa))
 	}
-	return names
+	from, err := labels.NewRequirement(credsync.LabelSyncedFrom, selection.In, values)
+	g.Expect(err).NotTo(HaveOccurred())
+	return copies(ctx, g, client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*from)})
 }
 
 // multiKueueActive waits until every MultiKueueCluster is Active and stays
@@ -162,9 +159,7 @@ func multiKueueActive(ctx context.Context, g Gomega) {
 // until it shows the hub's Workload admitted on a worker, checks that the
 // worker admitted its copy, and at the end deletes the Job everywhere.
 func jobAdmittedOnAWorker(ctx context.Context, t *testing.T, shell *docsShell, workers map[string]client.Client) {
-	g := NewWithT(t)
-	g.SetDefaultEventuallyTimeout(timeout)
-	g.SetDefaultEventuallyPollingInterval(interval)
+	g := withSuiteWaits(t)
 	t.Cleanup(func() { removeRecipeJob(ctx, t, workers) })
 	shell.run(t, docsrun.MultiKueueJob, nil)
 	block, err := docsrun.Find(ocmlocal.RepoRoot(), docsrun.MultiKueueJob)
@@ -215,8 +210,7 @@ func recipeWorkloads(ctx context.Context, c client.Client) ([]unstructured.Unstr
 
 // admitted tells whether a Workload's Admitted condition is True.
 func admitted(workload unstructured.Unstructured) bool {
-	c, err := ocmlocal.StatusCondition(&workload, "Admitted")
-	return err == nil && c != nil && c.Status == metav1.ConditionTrue
+	return ocmlocal.ConditionTrue(&workload, "Admitted")
 }
 
 // mirroredRecipePatch writes the recipe's patch with the bundle's image in

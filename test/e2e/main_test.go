@@ -140,10 +140,16 @@ func requireEnv(t *testing.T) {
 func begin(t *testing.T) (context.Context, *gomega.WithT) {
 	t.Helper()
 	requireEnv(t)
+	return context.Background(), withSuiteWaits(t)
+}
+
+// withSuiteWaits is a Gomega for t whose Eventually waits as the suite's
+// tests do.
+func withSuiteWaits(t *testing.T) *gomega.WithT {
 	g := gomega.NewWithT(t)
 	g.SetDefaultEventuallyTimeout(timeout)
 	g.SetDefaultEventuallyPollingInterval(interval)
-	return context.Background(), g
+	return g
 }
 
 // setUp prepares what a platform engineer would for MultiKueue (a node per

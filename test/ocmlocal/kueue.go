@@ -54,11 +54,10 @@ const (
 	// bin/ocm/kueue-upgrade, by its tag) for its /manager.
 	kueueImage = "registry.k8s.io/kueue/kueue"
 	// kueueLease is the chart configuration's leader election lease.
-	kueueLease              = "c1f6bfd2.kueue.x-k8s.io"
-	kueueModuleFile         = "kueue-module.json"
-	kueueUpgradeBinary      = "kueue-upgrade"
-	kueueUpgradeModuleFile  = kueueUpgradeBinary + "-module.json"
-	kueueRecipeConfigV019Up = "kueue-manager-config-v0.19.yaml"
+	kueueLease             = "c1f6bfd2.kueue.x-k8s.io"
+	kueueModuleFile        = "kueue-module.json"
+	kueueUpgradeBinary     = "kueue-upgrade"
+	kueueUpgradeModuleFile = kueueUpgradeBinary + "-module.json"
 )
 
 // MultiKueueClusterGVK is the kind Kueue serves and stores (v0.16 on).
@@ -93,7 +92,7 @@ func (e *Env) startKueue(ctx context.Context) error {
 	for _, c := range e.Clusters {
 		e.kubeletOf(e.Hub).reachPort(KueueNamespace, KueueDeployment, c.Port)
 	}
-	if err := e.runKueueEverywhere(ctx, e.bins.kueue, kueueRecipeConfigFile, false); err != nil {
+	if err := e.runKueueEverywhere(ctx, e.bins.kueue, KueueRecipeConfigFile, false); err != nil {
 		return err
 	}
 	e.progressf("Kueue %s leads on the hub (MultiKueue with ClusterProfiles, as the docs' recipe configures it) and on %d workers, in %s",
@@ -110,7 +109,7 @@ func (e *Env) startKueue(ctx context.Context) error {
 // returns the release.
 func (e *Env) UpgradeKueue(ctx context.Context) (string, error) {
 	start := time.Now()
-	if err := e.runKueueEverywhere(ctx, e.bins.kueueUpgrade, kueueRecipeConfigV019Up, true); err != nil {
+	if err := e.runKueueEverywhere(ctx, e.bins.kueueUpgrade, KueueRecipeConfigV019File, true); err != nil {
 		return "", err
 	}
 	e.progressf("Kueue upgraded to %s on the hub and %d workers in %s", e.bins.kueueUpgrade.Version, len(e.Clusters), since(start))
@@ -151,7 +150,7 @@ func (e *Env) runKueue(ctx context.Context, cp *ControlPlane, kueueChart *chart.
 	if config != "" {
 		values["managerConfig"] = map[string]any{"controllerManagerConfigYaml": config}
 	}
-	clientset, err := kubernetes.NewForConfig(cp.Config)
+	clientset, err := cp.Clientset()
 	if err != nil {
 		return err
 	}
@@ -182,9 +181,12 @@ func (e *Env) runKueue(ctx context.Context, cp *ControlPlane, kueueChart *chart.
 
 // The docs' MultiKueue recipe (docs/consumers.md, "MultiKueue").
 const (
-	// kueueRecipeConfigFile is the recipe's Kueue configuration for the
-	// Kueue releases up to 0.18, which the harness runs.
-	kueueRecipeConfigFile = "kueue-manager-config.yaml"
+	// KueueRecipeConfigFile is the recipe's Kueue configuration for the
+	// Kueue releases up to 0.18, which the harness starts with, and
+	// KueueRecipeConfigV019File the one for 0.19 and later, which
+	// UpgradeKueue moves to.
+	KueueRecipeConfigFile     = "kueue-manager-config.yaml"
+	KueueRecipeConfigV019File = "kueue-manager-config-v0.19.yaml"
 	// KueueRecipePatchFile is the recipe's patch of Kueue's Deployment.
 	KueueRecipePatchFile = "kueue-controller-manager-cp-creds.yaml"
 	// kueueConfigMap is the chart's ConfigMap for release kueue, which the
@@ -244,7 +246,7 @@ func (e *Env) patchKueueWithRecipe(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", KueueRecipePatchFile, err)
 	}
-	hub, err := kubernetes.NewForConfig(e.Hub.Config)
+	hub, err := e.Hub.Clientset()
 	if err != nil {
 		return err
 	}
@@ -291,7 +293,7 @@ func (e *Env) waitKueueLeads(ctx context.Context, cp *ControlPlane, c kubernetes
 			if err := discovery.Get(ctx, types.NamespacedName{Name: name}, api); err != nil {
 				return false, err
 			}
-			return conditionTrue(api, "Available"), nil
+			return ConditionTrue(api, "Available"), nil
 		})
 		if err != nil {
 			return fmt.Errorf("waiting for Kueue's APIService %s on %s: %w", name, cp.Name, err)
@@ -306,8 +308,8 @@ const kueueVisibilityService = "kueue-visibility-server"
 // kueueAPIServices are the chart's APIServices of Kueue's visibility API.
 var kueueAPIServices = []string{"v1beta1.visibility.kueue.x-k8s.io", "v1beta2.visibility.kueue.x-k8s.io"}
 
-// conditionTrue tells whether an object's status has the condition True.
-func conditionTrue(u *unstructured.Unstructured, conditionType string) bool {
+// ConditionTrue tells whether an object's status has the condition True.
+func ConditionTrue(u *unstructured.Unstructured, conditionType string) bool {
 	c, err := StatusCondition(u, conditionType)
 	return err == nil && c != nil && c.Status == metav1.ConditionTrue
 }
