@@ -37,6 +37,7 @@ REGISTRY ?= ghcr.io/open-cluster-management-io
 
 CHART_DIR := charts/clusterprofile-manager
 CLUSTERPROFILE_CRD := multicluster.x-k8s.io_clusterprofiles.yaml
+PLACEMENTDECISION_CRD := multicluster.x-k8s.io_placementdecisions.yaml
 
 # The module version of staticcheck 2025.1.1 (the proxy serves module versions, not release tags).
 STATICCHECK_VERSION ?= v0.6.1
@@ -116,11 +117,13 @@ prometheus:
 	@command -v promtool >/dev/null && command -v prometheus >/dev/null || \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; }
 
-## chart-crd: copy the ClusterProfile CRD of the pinned cluster-inventory-api into the chart
-## (a chart test fails while the copy differs)
+## chart-crd: copy the ClusterProfile and PlacementDecision CRDs of the pinned cluster-inventory-api
+## into the chart (a chart test fails while a copy differs)
 chart-crd:
-	install -m 0644 "$$($(GO) list -m -f '{{.Dir}}' sigs.k8s.io/cluster-inventory-api)/config/crd/bases/$(CLUSTERPROFILE_CRD)" \
-		$(CHART_DIR)/files/$(CLUSTERPROFILE_CRD)
+	dir="$$($(GO) list -m -f '{{.Dir}}' sigs.k8s.io/cluster-inventory-api)/config/crd/bases" && \
+	for crd in $(CLUSTERPROFILE_CRD) $(PLACEMENTDECISION_CRD); do \
+		install -m 0644 "$$dir/$$crd" $(CHART_DIR)/files/$$crd || exit 1; \
+	done
 
 ## lint: gofmt, go vet, staticcheck and actionlint
 lint: vet $(STATICCHECK)

@@ -28,6 +28,10 @@ import (
 const (
 	// BuiltInGate is the registration hub's feature gate for its own mirror.
 	BuiltInGate = "ClusterProfile"
+	// PlacementDecisionGate is OCM's placement controller's feature gate
+	// for its own writer of Cluster Inventory PlacementDecisions (after OCM
+	// v1.2.0), set in the ClusterManager's placementConfiguration.
+	PlacementDecisionGate = "SIGPlacementDecision"
 
 	// MirrorCapability names the mirror in the yielding_to_upstream metric.
 	MirrorCapability = "mirror"
@@ -113,8 +117,22 @@ func EnablesBuiltInMirror(cm *operatorv1.ClusterManager) bool {
 	if !cm.DeletionTimestamp.IsZero() || cm.Spec.RegistrationConfiguration == nil {
 		return false
 	}
-	for _, gate := range cm.Spec.RegistrationConfiguration.FeatureGates {
-		if gate.Feature == BuiltInGate && gate.Mode == operatorv1.FeatureGateModeTypeEnable {
+	return enables(cm.Spec.RegistrationConfiguration.FeatureGates, BuiltInGate)
+}
+
+// EnablesBuiltInPlacementDecisions tells whether a ClusterManager turns on
+// the placement controller's own writer of Cluster Inventory
+// PlacementDecisions (PlacementDecisionGate).
+func EnablesBuiltInPlacementDecisions(cm *operatorv1.ClusterManager) bool {
+	if !cm.DeletionTimestamp.IsZero() || cm.Spec.PlacementConfiguration == nil {
+		return false
+	}
+	return enables(cm.Spec.PlacementConfiguration.FeatureGates, PlacementDecisionGate)
+}
+
+func enables(gates []operatorv1.FeatureGate, feature string) bool {
+	for _, gate := range gates {
+		if gate.Feature == feature && gate.Mode == operatorv1.FeatureGateModeTypeEnable {
 			return true
 		}
 	}

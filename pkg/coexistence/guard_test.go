@@ -43,6 +43,37 @@ func TestEnablesBuiltInMirror(t *testing.T) {
 	}
 }
 
+// TestEnablesBuiltInPlacementDecisions: only the placement controller's
+// gate counts, not the same name among the registration hub's gates.
+func TestEnablesBuiltInPlacementDecisions(t *testing.T) {
+	enable := operatorv1.FeatureGate{Feature: "SIGPlacementDecision", Mode: operatorv1.FeatureGateModeTypeEnable}
+	placement := func(gates ...operatorv1.FeatureGate) *operatorv1.ClusterManager {
+		cm := clusterManager()
+		cm.Spec.PlacementConfiguration = &operatorv1.PlacementConfiguration{FeatureGates: gates}
+		return cm
+	}
+	now := metav1.Now()
+	deleting := placement(enable)
+	deleting.DeletionTimestamp = &now
+	cases := map[string]struct {
+		cm   *operatorv1.ClusterManager
+		want bool
+	}{
+		"no placement configuration":            {cm: clusterManager(), want: false},
+		"gate enabled":                          {cm: placement(enable), want: true},
+		"gate disabled":                         {cm: placement(operatorv1.FeatureGate{Feature: "SIGPlacementDecision", Mode: operatorv1.FeatureGateModeTypeDisable})},
+		"the name among the registration gates": {cm: clusterManager(enable)},
+		"ClusterManager being deleted":          {cm: deleting},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := EnablesBuiltInPlacementDecisions(tc.cm); got != tc.want {
+				t.Errorf("EnablesBuiltInPlacementDecisions = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestGuardWithoutTheOperatorAPIIsNeverPassive(t *testing.T) {
 	var nilGuard *Guard
 	for name, g := range map[string]*Guard{"nil guard": nilGuard, "no reader": {}} {

@@ -39,16 +39,22 @@ const (
 	// ClusterProfileArgoCD keeps an Argo CD cluster Secret for every
 	// profile published in Argo CD's namespace.
 	ClusterProfileArgoCD featuregate.Feature = "ClusterProfileArgoCD"
+
+	// ClusterProfilePlacementDecision publishes each OCM Placement's
+	// decisions in the Cluster Inventory format (KEP-5313), referencing only
+	// the profiles published in the Placement's namespace.
+	ClusterProfilePlacementDecision featuregate.Feature = "ClusterProfilePlacementDecision"
 )
 
 var defaultFeatureGates = map[featuregate.Feature]featuregate.FeatureSpec{
-	ClusterProfile:               {Default: false, PreRelease: featuregate.Alpha},
-	ClusterProfileAccessProvider: {Default: false, PreRelease: featuregate.Alpha},
-	ClusterProfileDirectAccess:   {Default: false, PreRelease: featuregate.Alpha},
-	ClusterProfileCredSyncer:     {Default: false, PreRelease: featuregate.Alpha},
-	ClusterProfileAgent:          {Default: false, PreRelease: featuregate.Alpha},
-	ClusterProfileMultiKueue:     {Default: false, PreRelease: featuregate.Alpha},
-	ClusterProfileArgoCD:         {Default: false, PreRelease: featuregate.Alpha},
+	ClusterProfile:                  {Default: false, PreRelease: featuregate.Alpha},
+	ClusterProfileAccessProvider:    {Default: false, PreRelease: featuregate.Alpha},
+	ClusterProfileDirectAccess:      {Default: false, PreRelease: featuregate.Alpha},
+	ClusterProfileCredSyncer:        {Default: false, PreRelease: featuregate.Alpha},
+	ClusterProfileAgent:             {Default: false, PreRelease: featuregate.Alpha},
+	ClusterProfileMultiKueue:        {Default: false, PreRelease: featuregate.Alpha},
+	ClusterProfileArgoCD:            {Default: false, PreRelease: featuregate.Alpha},
+	ClusterProfilePlacementDecision: {Default: false, PreRelease: featuregate.Alpha},
 }
 
 // NewGate returns a fresh gate that knows every feature of the manager, all at

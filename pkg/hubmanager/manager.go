@@ -33,6 +33,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/mirror"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/multikueue"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/placementdecision"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/damping"
 )
@@ -222,6 +223,7 @@ func Capabilities(opts Options) []capability.Capability {
 		multikueue.Capability(multikueue.Options{ManagerName: opts.ClusterManagerName,
 			Namespace: opts.MultiKueue.Namespace, ConfigName: opts.MultiKueue.ConfigName}),
 		argocd.Capability(argoCDOptions(opts, access)),
+		placementdecision.Capability(placementdecision.Options{ManagerName: opts.ClusterManagerName, Workers: opts.MirrorWorkers}),
 	}
 }
 

@@ -55,10 +55,23 @@ func (r Reader) Serves(ctx context.Context, namespace, clusterName string) (bool
 	if err != nil || cluster == nil || !cluster.DeletionTimestamp.IsZero() {
 		return false, err
 	}
+	publishing, err := r.NamespacePublishing(ctx, namespace)
+	if err != nil {
+		return false, err
+	}
+	_, served := Served(cluster, publishing)[namespace]
+	return served, nil
+}
+
+// NamespacePublishing reads what decides which clusters namespace
+// publishes: its bindings that publish (see Publishes), their sets, and
+// its state. Served(cluster, publishing) then answers for any cluster; no
+// binding means the namespace publishes none.
+func (r Reader) NamespacePublishing(ctx context.Context, namespace string) (Publishing, error) {
 	publishing := Publishing{Namespaces: map[string]NamespaceState{}}
 	bindings := &clusterv1beta2.ManagedClusterSetBindingList{}
 	if err := r.Client.List(ctx, bindings, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return false, fmt.Errorf("listing ManagedClusterSetBindings in %s: %w", namespace, err)
+		return publishing, fmt.Errorf("listing ManagedClusterSetBindings in %s: %w", namespace, err)
 	}
 	for i := range bindings.Items {
 		binding := &bindings.Items[i]
@@ -67,7 +80,7 @@ func (r Reader) Serves(ctx context.Context, namespace, clusterName string) (bool
 		}
 		set, err := optional.Get(ctx, r.Client, types.NamespacedName{Name: binding.Spec.ClusterSet}, &clusterv1beta2.ManagedClusterSet{})
 		if err != nil {
-			return false, fmt.Errorf("reading ManagedClusterSet %s: %w", binding.Spec.ClusterSet, err)
+			return publishing, fmt.Errorf("reading ManagedClusterSet %s: %w", binding.Spec.ClusterSet, err)
 		}
 		if set == nil {
 			continue
@@ -76,13 +89,9 @@ func (r Reader) Serves(ctx context.Context, namespace, clusterName string) (bool
 		publishing.Bindings = append(publishing.Bindings, *binding)
 	}
 	if len(publishing.Bindings) == 0 {
-		return false, nil
+		return publishing, nil
 	}
-	if err := r.readNamespaces(ctx, publishing.Namespaces, []string{namespace}); err != nil {
-		return false, err
-	}
-	_, served := Served(cluster, publishing)[namespace]
-	return served, nil
+	return publishing, r.readNamespaces(ctx, publishing.Namespaces, []string{namespace})
 }
 
 // ServesProfile tells whether p is a profile the hub publishes: one of

@@ -113,6 +113,11 @@ var (
 		Name:      "upstream_writes_revoked_total",
 		Help:      "Token copies and access entries that another writer (such as an upstream twin) put where this bundle's rules allow none, and that the manager removed, by kind (copy, entry); a steady rise means that writer keeps putting them back.",
 	}, []string{"kind"})
+	placementClustersLeftOut = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Subsystem: subsystem,
+		Name:      "placement_clusters_left_out",
+		Help:      "Clusters an OCM Placement chose that its Cluster Inventory PlacementDecisions leave out, summed over Placements, by reason (unpublished: the Placement's namespace does not publish the cluster; no-profile: it does, but the profile is not there yet).",
+	}, []string{"reason"})
 	admissionPolicyProblems = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Subsystem: subsystem,
 		Name:      "admission_policy_problems",
@@ -127,7 +132,7 @@ func Register() {
 	registerOnce.Do(func() {
 		metrics.Registry.MustRegister(profileWrites, writeErrors, skippedClaims, factsHeld, nameClashes, mirrorPassive, atomicStatusLists,
 			syncedSecretWrites, syncedSecretCollisions, capabilityWaiting, admissionPoliciesIntact, admissionPolicyProblems,
-			yieldingToUpstream, twinDecoysIgnored, upstreamWritesRevoked)
+			yieldingToUpstream, twinDecoysIgnored, upstreamWritesRevoked, placementClustersLeftOut)
 	})
 }
 
@@ -198,6 +203,12 @@ func SetTwinDecoysIgnored(capability, reason string, n int) {
 // UpstreamWriteRevoked counts one copy or entry (kind) another writer put
 // where the bundle's rules allow none, removed.
 func UpstreamWriteRevoked(kind string) { upstreamWritesRevoked.WithLabelValues(kind).Inc() }
+
+// SetPlacementClustersLeftOut records how many chosen clusters the
+// PlacementDecision slices leave out, over every Placement, for one reason.
+func SetPlacementClustersLeftOut(reason string, n int) {
+	placementClustersLeftOut.WithLabelValues(reason).Set(float64(n))
+}
 
 // SetCapabilityWaiting records whether a capability waits for an API.
 func SetCapabilityWaiting(capability string, waiting bool) {

@@ -8,6 +8,7 @@ import (
 	addonapiv1beta1 "open-cluster-management.io/api/addon/v1beta1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	operatorv1 "open-cluster-management.io/api/operator/v1"
 	proxyv1alpha1 "open-cluster-management.io/cluster-proxy/pkg/apis/proxy/v1alpha1"
@@ -21,7 +22,7 @@ func New() *runtime.Scheme {
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, clusterv1.Install, clusterv1beta2.Install,
 		operatorv1.Install, cpv1alpha1.AddToScheme, proxyv1alpha1.AddToScheme, authv1beta1.AddToScheme,
-		addonapiv1beta1.Install, clusterv1alpha1.Install,
+		addonapiv1beta1.Install, clusterv1alpha1.Install, clusterv1beta1.Install,
 	} {
 		if err := add(scheme); err != nil {
 			panic(err) // only a broken build can get here

@@ -49,10 +49,11 @@ func TestHelm4InstallsUpgradesAndUninstallsFromARegistry(t *testing.T) {
 	ctx := framework.ContextFor(t)
 	rel := chartrender.Release{Name: "helm4", Namespace: "chart-helm4"}
 	ref := pushCharts(ctx, t, helm, previousArchive)
-	// Every gate the previous release knows (it has no Argo CD gate, and
-	// its values schema refuses keys it does not know).
+	// Every gate the previous release knows (it has no Argo CD or placement
+	// decisions gate, and its values schema refuses keys it does not know).
 	every := allOn().values(false)
 	delete(every["featureGates"].(map[string]any), "clusterProfileArgoCD")
+	delete(every["featureGates"].(map[string]any), "clusterProfilePlacementDecision")
 	// The image as the current chart names it: the previous release's chart
 	// may name another repository, and checkRelease compares with this one.
 	every["image"] = map[string]any{"repository": loadChart(t).Values["image"].(map[string]any)["repository"]}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/kube"
@@ -28,6 +29,9 @@ import (
 // installs it: older (atomic status lists) and without Helm's ownership
 // metadata. Each way the chart's README gives to take it over must end with
 // the list-map CRD, existing profiles intact, and the CRD kept on uninstall.
+// Every gate is on, so the release also installs the PlacementDecision CRD,
+// which it keeps on uninstall too; each case starts without it, so that its
+// release installs it afresh, and the test leaves it as it found it.
 func TestHelmInstallUpgradesAnOlderCRD(t *testing.T) {
 	cases := map[string]struct {
 		// namespace is the release namespace; the release is "helm".
@@ -82,9 +86,17 @@ func TestHelmInstallUpgradesAnOlderCRD(t *testing.T) {
 		},
 	}
 	// Leave the chart's CRD behind for the other tests, whichever case ran last.
+	decisionsCRDWasThere := crdExists(framework.ContextFor(t), t, placementDecisionCRD)
 	t.Cleanup(func() {
 		crd := find(render(t, defaultRelease, nil), "CustomResourceDefinition", profileCRD)
 		createOrReplace(context.Background(), t, env.Client, crd)
+		if decisionsCRDWasThere {
+			crd := find(render(t, defaultRelease, gates{placementDecision: true}.values(false)), "CustomResourceDefinition", placementDecisionCRD)
+			createOrReplace(context.Background(), t, env.Client, crd)
+			waitForEstablished(context.Background(), t, placementDecisionCRD)
+		} else {
+			removeCRD(context.Background(), t, placementDecisionCRD)
+		}
 	})
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -92,6 +104,7 @@ func TestHelmInstallUpgradesAnOlderCRD(t *testing.T) {
 			rel := chartrender.Release{Name: "helm", Namespace: tc.namespace}
 			framework.CreateNamespace(ctx, t, env.Client, rel.Namespace)
 			installOlderCRD(ctx, t)
+			removeCRD(ctx, t, placementDecisionCRD)
 			survivor := utiltesting.MakeClusterProfile(rel.Namespace, "survivor", "someone-else").Obj()
 			if err := env.Client.Create(ctx, survivor); err != nil {
 				t.Fatal(err)
@@ -128,6 +141,13 @@ func TestHelmInstallUpgradesAnOlderCRD(t *testing.T) {
 			if got := crd.Annotations["meta.helm.sh/release-name"] == rel.Name; got != tc.releaseOwnsCRD {
 				t.Errorf("the release owns the CRD: %v, want %v (annotations %v)", got, tc.releaseOwnsCRD, crd.Annotations)
 			}
+			decisions := &apiextensionsv1.CustomResourceDefinition{}
+			if err := env.Client.Get(ctx, types.NamespacedName{Name: placementDecisionCRD}, decisions); err != nil {
+				t.Fatalf("helm install with the placement decisions gate on: %v", err)
+			}
+			if decisions.Annotations["meta.helm.sh/release-name"] != rel.Name || decisions.Annotations["helm.sh/resource-policy"] != "keep" {
+				t.Errorf("the PlacementDecision CRD is not the release's, kept: annotations %v", decisions.Annotations)
+			}
 
 			uninstall := action.NewUninstall(cfg)
 			if _, err := uninstall.Run(rel.Name); err != nil {
@@ -135,6 +155,9 @@ func TestHelmInstallUpgradesAnOlderCRD(t *testing.T) {
 			}
 			if err := env.Client.Get(ctx, types.NamespacedName{Name: profileCRD}, crd); err != nil {
 				t.Errorf("the CRD did not survive helm uninstall: %v", err)
+			}
+			if err := env.Client.Get(ctx, types.NamespacedName{Name: placementDecisionCRD}, decisions); err != nil {
+				t.Errorf("the PlacementDecision CRD did not survive helm uninstall: %v", err)
 			}
 			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(survivor), survivor); err != nil {
 				t.Errorf("profile %s/%s did not survive: %v", survivor.Namespace, survivor.Name, err)
@@ -178,6 +201,54 @@ func installOlderCRD(ctx context.Context, t *testing.T) {
 		return
 	}
 	t.Fatalf("no %s among the suite's CRDs", profileCRD)
+}
+
+// crdExists tells whether the CRD of that name is installed.
+func crdExists(ctx context.Context, t testing.TB, name string) bool {
+	t.Helper()
+	err := env.Client.Get(ctx, types.NamespacedName{Name: name}, &apiextensionsv1.CustomResourceDefinition{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+// waitForEstablished waits until the CRD of that name is established (its
+// API served).
+func waitForEstablished(ctx context.Context, t testing.TB, name string) {
+	t.Helper()
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	for deadline := time.Now().Add(framework.Timeout); ; time.Sleep(framework.Interval) {
+		if err := env.Client.Get(ctx, types.NamespacedName{Name: name}, crd); err == nil {
+			for _, c := range crd.Status.Conditions {
+				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("CRD %s is not established: %+v", name, crd.Status.Conditions)
+		}
+	}
+}
+
+// removeCRD deletes the CRD of that name, if there, and waits until it is
+// gone.
+func removeCRD(ctx context.Context, t testing.TB, name string) {
+	t.Helper()
+	crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := env.Client.Delete(ctx, crd); client.IgnoreNotFound(err) != nil {
+		t.Fatalf("deleting CRD %s: %v", name, err)
+	}
+	for deadline := time.Now().Add(framework.Timeout); ; time.Sleep(framework.Interval) {
+		err := env.Client.Get(ctx, types.NamespacedName{Name: name}, crd)
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("CRD %s is still there (%v)", name, err)
+		}
+	}
 }
 
 // helmConfiguration is Helm's action configuration for the test's API

@@ -16,23 +16,25 @@ const chartName = "clusterprofile-manager"
 
 // gates is one combination of the chart's feature gate values.
 type gates struct {
-	mirror, accessProvider, directAccess, credSyncer, agent, multikueue, argocd bool
+	mirror, accessProvider, directAccess, credSyncer, agent, multikueue, argocd, placementDecision bool
 }
 
 // allOn is every gate on.
-func allOn() gates { return gates{true, true, true, true, true, true, true} }
+func allOn() gates { return gates{true, true, true, true, true, true, true, true} }
 
 // allGates is every combination of the first five gates, from all off to
-// all on; the MultiKueue gate is on in those with an odd number of gates on
-// and the Argo CD gate in those whose access providers are both on or both
-// off, so each other gate is seen on and off with each of them on and off,
-// without multiplying the real-control-plane tests that run once per
-// combination.
+// all on; the MultiKueue gate is on in those with an odd number of gates on,
+// the Argo CD gate in those whose access providers are both on or both off,
+// and the placement decisions gate in those whose mirror and syncer are both
+// on or both off, so each other gate is seen on and off with each of them on
+// and off, without multiplying the real-control-plane tests that run once
+// per combination.
 func allGates() []gates {
 	var out []gates
 	for i := 0; i < 32; i++ {
 		out = append(out, gates{mirror: i&1 != 0, accessProvider: i&2 != 0, directAccess: i&4 != 0, credSyncer: i&8 != 0,
-			agent: i&16 != 0, multikueue: bits.OnesCount(uint(i))%2 == 1, argocd: (i&2 != 0) == (i&4 != 0)})
+			agent: i&16 != 0, multikueue: bits.OnesCount(uint(i))%2 == 1, argocd: (i&2 != 0) == (i&4 != 0),
+			placementDecision: (i&1 != 0) == (i&8 != 0)})
 	}
 	out = append(out, allOn())
 	return out
@@ -45,7 +47,7 @@ func (g gates) String() string {
 		on   bool
 		name string
 	}{{g.mirror, "mirror"}, {g.accessProvider, "proxy"}, {g.directAccess, "direct"}, {g.credSyncer, "syncer"}, {g.agent, "agent"},
-		{g.multikueue, "multikueue"}, {g.argocd, "argocd"}} {
+		{g.multikueue, "multikueue"}, {g.argocd, "argocd"}, {g.placementDecision, "decisions"}} {
 		if f.on {
 			on = append(on, f.name)
 		}
@@ -60,13 +62,14 @@ func (g gates) String() string {
 func (g gates) values(cleanup bool) map[string]any {
 	return map[string]any{
 		"featureGates": map[string]any{
-			"clusterProfile":               g.mirror,
-			"clusterProfileAccessProvider": g.accessProvider,
-			"clusterProfileDirectAccess":   g.directAccess,
-			"clusterProfileCredSyncer":     g.credSyncer,
-			"clusterProfileAgent":          g.agent,
-			"clusterProfileMultiKueue":     g.multikueue,
-			"clusterProfileArgoCD":         g.argocd,
+			"clusterProfile":                  g.mirror,
+			"clusterProfileAccessProvider":    g.accessProvider,
+			"clusterProfileDirectAccess":      g.directAccess,
+			"clusterProfileCredSyncer":        g.credSyncer,
+			"clusterProfileAgent":             g.agent,
+			"clusterProfileMultiKueue":        g.multikueue,
+			"clusterProfileArgoCD":            g.argocd,
+			"clusterProfilePlacementDecision": g.placementDecision,
 		},
 		"cleanupDisabledFeatures": cleanup,
 	}

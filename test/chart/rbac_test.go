@@ -21,7 +21,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	addonapiv1beta1 "open-cluster-management.io/api/addon/v1beta1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -71,7 +73,7 @@ func outcomeOf(err error) outcome {
 // readsMembership: every capability that acts in a namespace on a cluster's
 // behalf reads which namespaces serve which clusters (pkg/membership).
 func (v variant) readsMembership() bool {
-	return v.mirror || v.accessProvider || v.directAccess || v.credSyncer || v.multikueue || v.argocd
+	return v.mirror || v.accessProvider || v.directAccess || v.credSyncer || v.multikueue || v.argocd || v.placementDecision
 }
 
 // publishes: a gate that publishes profiles, access entries or token
@@ -107,6 +109,9 @@ type requester struct {
 	fullname string
 	// secretsRole is a ClusterRole with the syncer's Secret rights.
 	secretsRole string
+	// dyn sends requests as c does, by resource: for the APIs the suite's
+	// control plane may not serve (PlacementDecisions), which c cannot map.
+	dyn dynamic.Interface
 }
 
 // access is something the manager may or may not do.
@@ -121,7 +126,50 @@ const (
 	annotationFromMSA     = "authentication.open-cluster-management.io/synced-from-managed-serviceaccount"
 	proxyCertificate      = "cluster-proxy-user-serving-cert"
 	profileCRD            = "clusterprofiles.multicluster.x-k8s.io"
+	placementDecisionCRD  = "placementdecisions.multicluster.x-k8s.io"
 )
+
+// The PlacementDecisions of the Cluster Inventory API (the slices the
+// placement decisions capability writes), and OCM's Placements and
+// PlacementDecisions (which it only reads). A request for an API the
+// control plane does not serve is authorized all the same, and answers
+// NotFound when RBAC allows it.
+var (
+	inventoryDecisions = cpv1alpha1.PlacementDecisionSchemeGroupVersionResource
+	ocmPlacements      = schema.GroupVersionResource{Group: "cluster.open-cluster-management.io", Version: "v1beta1", Resource: "placements"}
+	ocmDecisions       = schema.GroupVersionResource{Group: "cluster.open-cluster-management.io", Version: "v1beta1", Resource: "placementdecisions"}
+)
+
+// inventoryDecision is a PlacementDecision slice as the placement decisions
+// capability applies it, as JSON.
+func inventoryDecision(namespace string) []byte {
+	return []byte(fmt.Sprintf(`{"apiVersion":"multicluster.x-k8s.io/v1alpha1","kind":"PlacementDecision",`+
+		`"metadata":{"name":"p-decision-1","namespace":%q,"labels":{"multicluster.x-k8s.io/placement-key":"p"}},`+
+		`"decisions":[{"clusterProfileRef":{"name":"c1"}}],"schedulerName":"open-cluster-management"}`, namespace))
+}
+
+// ocmObject is an object of one of OCM's placement APIs, named p in the
+// namespace.
+func ocmObject(gvr schema.GroupVersionResource, kind, namespace string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(gvr.GroupVersion().String())
+	u.SetKind(kind)
+	u.SetNamespace(namespace)
+	u.SetName("p")
+	return u
+}
+
+func dryRunPatch() metav1.PatchOptions {
+	return metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}}
+}
+
+func watchResource(ctx context.Context, r requester, gvr schema.GroupVersionResource) error {
+	w, err := r.dyn.Resource(gvr).Watch(ctx, metav1.ListOptions{})
+	if err == nil {
+		w.Stop()
+	}
+	return err
+}
 
 // argoCDConfig is the config of an Argo CD cluster Secret as the
 // integration writes it with the chart's defaults.
@@ -442,7 +490,7 @@ var accesses = map[string]access{
 		},
 	},
 	"list ClusterManagers": {
-		want: func(v variant) outcome { return allowedIf(v.mirror || v.cleanup) },
+		want: func(v variant) outcome { return allowedIf(v.mirror || v.cleanup || v.placementDecision) },
 		do:   func(ctx context.Context, r requester) error { return r.c.List(ctx, &operatorv1.ClusterManagerList{}) },
 	},
 	"change a ClusterManager": {
@@ -560,6 +608,109 @@ var accesses = map[string]access{
 		want: func(v variant) outcome { return allowedIf(v.argocd || v.credSyncer) },
 		do: func(ctx context.Context, r requester) error {
 			return watchOnce(ctx, r, &corev1.SecretList{}, client.InNamespace("argocd"))
+		},
+	},
+
+	// Placement decisions: the Cluster Inventory API's slices, written in
+	// any namespace (a Placement's); OCM's Placements and PlacementDecisions,
+	// read only.
+	"apply a Cluster Inventory PlacementDecision in a consumer namespace": {
+		want: func(v variant) outcome { return allowedIf(v.placementDecision) },
+		do: func(ctx context.Context, r requester) error {
+			_, err := r.dyn.Resource(inventoryDecisions).Namespace(r.consumer).Patch(ctx, "p-decision-1", types.ApplyPatchType,
+				inventoryDecision(r.consumer), metav1.PatchOptions{FieldManager: "clusterprofile-placement-decisions", DryRun: []string{metav1.DryRunAll}})
+			return err
+		},
+	},
+	"patch a Cluster Inventory PlacementDecision in any namespace": {
+		want: func(v variant) outcome { return allowedIf(v.placementDecision) },
+		do: func(ctx context.Context, r requester) error {
+			_, err := r.dyn.Resource(inventoryDecisions).Namespace("default").Patch(ctx, "p-decision-1", types.MergePatchType,
+				[]byte(`{"metadata":{"labels":{"x":"y"}}}`), dryRunPatch())
+			return err
+		},
+	},
+	"replace a Cluster Inventory PlacementDecision (PUT)": {
+		want: func(variant) outcome { return deniedByRBAC },
+		do: func(ctx context.Context, r requester) error {
+			u := &unstructured.Unstructured{}
+			if err := u.UnmarshalJSON(inventoryDecision(r.consumer)); err != nil {
+				return err
+			}
+			u.SetResourceVersion("1")
+			_, err := r.dyn.Resource(inventoryDecisions).Namespace(r.consumer).Update(ctx, u, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+			return err
+		},
+	},
+	"delete a Cluster Inventory PlacementDecision": {
+		want: func(v variant) outcome { return allowedIf(v.placementDecision || v.cleanup) },
+		do: func(ctx context.Context, r requester) error {
+			return r.dyn.Resource(inventoryDecisions).Namespace(r.consumer).Delete(ctx, "p-decision-1",
+				metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+		},
+	},
+	"delete every Cluster Inventory PlacementDecision of a namespace": {
+		want: func(variant) outcome { return deniedByRBAC },
+		do: func(ctx context.Context, r requester) error {
+			return r.dyn.Resource(inventoryDecisions).Namespace(r.consumer).DeleteCollection(ctx,
+				metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}, metav1.ListOptions{})
+		},
+	},
+	"list Cluster Inventory PlacementDecisions in every namespace": {
+		want: func(v variant) outcome { return allowedIf(v.placementDecision || v.cleanup) },
+		do: func(ctx context.Context, r requester) error {
+			_, err := r.dyn.Resource(inventoryDecisions).List(ctx, metav1.ListOptions{})
+			return err
+		},
+	},
+	"watch Cluster Inventory PlacementDecisions in every namespace": {
+		want: func(v variant) outcome { return allowedIf(v.placementDecision) },
+		do:   func(ctx context.Context, r requester) error { return watchResource(ctx, r, inventoryDecisions) },
+	},
+	"change the PlacementDecision CRD": {
+		want: func(variant) outcome { return deniedByRBAC },
+		do: func(ctx context.Context, r requester) error {
+			crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: placementDecisionCRD}}
+			return r.c.Patch(ctx, crd, mergePatch(`{"metadata":{"labels":{"x":"y"}}}`), client.DryRunAll)
+		},
+	},
+	"watch OCM Placements": {
+		want: func(v variant) outcome { return allowedIf(v.placementDecision) },
+		do:   func(ctx context.Context, r requester) error { return watchResource(ctx, r, ocmPlacements) },
+	},
+	"watch OCM PlacementDecisions": {
+		want: func(v variant) outcome { return allowedIf(v.placementDecision) },
+		do:   func(ctx context.Context, r requester) error { return watchResource(ctx, r, ocmDecisions) },
+	},
+	"patch an OCM Placement": {
+		want: func(variant) outcome { return deniedByRBAC },
+		do: func(ctx context.Context, r requester) error {
+			_, err := r.dyn.Resource(ocmPlacements).Namespace(r.consumer).Patch(ctx, "p", types.MergePatchType,
+				[]byte(`{"metadata":{"labels":{"x":"y"}}}`), dryRunPatch())
+			return err
+		},
+	},
+	"patch an OCM PlacementDecision": {
+		want: func(variant) outcome { return deniedByRBAC },
+		do: func(ctx context.Context, r requester) error {
+			_, err := r.dyn.Resource(ocmDecisions).Namespace(r.consumer).Patch(ctx, "p-decision-1", types.MergePatchType,
+				[]byte(`{"metadata":{"labels":{"x":"y"}}}`), dryRunPatch())
+			return err
+		},
+	},
+	"create an OCM PlacementDecision": {
+		want: func(variant) outcome { return deniedByRBAC },
+		do: func(ctx context.Context, r requester) error {
+			_, err := r.dyn.Resource(ocmDecisions).Namespace(r.consumer).Create(ctx,
+				ocmObject(ocmDecisions, "PlacementDecision", r.consumer), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return err
+		},
+	},
+	"delete an OCM PlacementDecision": {
+		want: func(variant) outcome { return deniedByRBAC },
+		do: func(ctx context.Context, r requester) error {
+			return r.dyn.Resource(ocmDecisions).Namespace(r.consumer).Delete(ctx, "p-decision-1",
+				metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
 		},
 	},
 
@@ -939,7 +1090,7 @@ func installForManager(ctx context.Context, t *testing.T, rel chartrender.Releas
 	}
 	r := requester{c: impersonate(t, serviceAccountUser(rel)), ns: rel.Namespace, consumer: rel.Namespace + "-consumer",
 		cluster: rel.Namespace + "-c1", emptyCluster: rel.Namespace + "-c2", fullname: rel.Name + "-" + chartName,
-		secretsRole: rel.Name + "-secrets"}
+		secretsRole: rel.Name + "-secrets", dyn: impersonateDynamic(t, serviceAccountUser(rel))}
 	waitForRules(ctx, t, r, rules)
 	return r
 }
@@ -1015,6 +1166,19 @@ func impersonate(t testing.TB, user string) client.WithWatch {
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// impersonateDynamic returns a dynamic client of the test's API server
+// acting as user.
+func impersonateDynamic(t testing.TB, user string) dynamic.Interface {
+	t.Helper()
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	c, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

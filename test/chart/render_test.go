@@ -109,7 +109,11 @@ func expectedObjects(v variant) []string {
 		role("argocd")
 		want = append(want, "Role argocd/clusterprofile-manager-argocd", "RoleBinding argocd/clusterprofile-manager-argocd")
 	}
-	if v.cleanup && !(v.mirror && v.credSyncer && v.multikueue) {
+	if v.placementDecision {
+		role("placement-decision")
+		want = append(want, "CustomResourceDefinition "+placementDecisionCRD)
+	}
+	if v.cleanup && !(v.mirror && v.credSyncer && v.multikueue && v.placementDecision) {
 		role("cleanup")
 	}
 	if v.agent {
@@ -153,13 +157,14 @@ func TestFeatureGatesFlagMatchesTheValues(t *testing.T) {
 				t.Fatalf("the manager rejects --feature-gates=%s: %v", flag, err)
 			}
 			got := gates{
-				mirror:         gate.Enabled(features.ClusterProfile),
-				accessProvider: gate.Enabled(features.ClusterProfileAccessProvider),
-				directAccess:   gate.Enabled(features.ClusterProfileDirectAccess),
-				credSyncer:     gate.Enabled(features.ClusterProfileCredSyncer),
-				agent:          gate.Enabled(features.ClusterProfileAgent),
-				multikueue:     gate.Enabled(features.ClusterProfileMultiKueue),
-				argocd:         gate.Enabled(features.ClusterProfileArgoCD),
+				mirror:            gate.Enabled(features.ClusterProfile),
+				accessProvider:    gate.Enabled(features.ClusterProfileAccessProvider),
+				directAccess:      gate.Enabled(features.ClusterProfileDirectAccess),
+				credSyncer:        gate.Enabled(features.ClusterProfileCredSyncer),
+				agent:             gate.Enabled(features.ClusterProfileAgent),
+				multikueue:        gate.Enabled(features.ClusterProfileMultiKueue),
+				argocd:            gate.Enabled(features.ClusterProfileArgoCD),
+				placementDecision: gate.Enabled(features.ClusterProfilePlacementDecision),
 			}
 			if got != g {
 				t.Errorf("--feature-gates=%s enables %v, want %v", flag, got, g)
@@ -177,7 +182,7 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 			want: []string{
 				"--leader-elect=true",
 				"--leader-election-namespace=open-cluster-management",
-				"--feature-gates=ClusterProfile=false,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=false,ClusterProfileDirectAccess=false,ClusterProfileAgent=false,ClusterProfileMultiKueue=false,ClusterProfileArgoCD=false",
+				"--feature-gates=ClusterProfile=false,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=false,ClusterProfileDirectAccess=false,ClusterProfileAgent=false,ClusterProfileMultiKueue=false,ClusterProfileArgoCD=false,ClusterProfilePlacementDecision=false",
 				"--cleanup-disabled-features=false",
 				"--cluster-manager-name=open-cluster-management",
 				"--cluster-proxy-user-server-port=9092",
@@ -195,7 +200,7 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 		"every value set": {
 			values: map[string]any{
 				"featureGates": map[string]any{"clusterProfile": true, "clusterProfileCredSyncer": true, "clusterProfileAgent": true,
-					"clusterProfileMultiKueue": true, "clusterProfileArgoCD": true},
+					"clusterProfileMultiKueue": true, "clusterProfileArgoCD": true, "clusterProfilePlacementDecision": true},
 				"multikueue":               map[string]any{"namespace": "kueue", "config": "fleet"},
 				"agent":                    map[string]any{"period": "1m", "leaseStaleAfter": "2m", "unhealthyNodeTolerance": 2},
 				"cleanupDisabledFeatures":  true,
@@ -214,7 +219,7 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 			want: []string{
 				"--leader-elect=true",
 				"--leader-election-namespace=open-cluster-management",
-				"--feature-gates=ClusterProfile=true,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=true,ClusterProfileDirectAccess=false,ClusterProfileAgent=true,ClusterProfileMultiKueue=true,ClusterProfileArgoCD=true",
+				"--feature-gates=ClusterProfile=true,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=true,ClusterProfileDirectAccess=false,ClusterProfileAgent=true,ClusterProfileMultiKueue=true,ClusterProfileArgoCD=true,ClusterProfilePlacementDecision=true",
 				"--cleanup-disabled-features=true",
 				"--cluster-manager-name=fleet-a",
 				"--upstream-namespaces=ocm-addons,hub-addons",
@@ -250,7 +255,7 @@ func TestManagerArgumentsFollowTheValues(t *testing.T) {
 			want: []string{
 				"--leader-elect=true",
 				"--leader-election-namespace=open-cluster-management",
-				"--feature-gates=ClusterProfile=false,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=false,ClusterProfileDirectAccess=false,ClusterProfileAgent=false,ClusterProfileMultiKueue=false,ClusterProfileArgoCD=false",
+				"--feature-gates=ClusterProfile=false,ClusterProfileAccessProvider=false,ClusterProfileCredSyncer=false,ClusterProfileDirectAccess=false,ClusterProfileAgent=false,ClusterProfileMultiKueue=false,ClusterProfileArgoCD=false,ClusterProfilePlacementDecision=false",
 				"--cleanup-disabled-features=false",
 				"--cluster-manager-name=open-cluster-management",
 				"--cluster-proxy-user-server-port=9092",
@@ -350,6 +355,7 @@ func TestSchemaRejectsMistakes(t *testing.T) {
 		"empty manager name":       {map[string]any{"clusterManagerName": ""}, "clusterManagerName"},
 		"extra arg without dashes": {map[string]any{"extraArgs": []any{"zap-log-level=2"}}, "extraArgs"},
 		"cleanup given as a word":  {map[string]any{"cleanupDisabledFeatures": "true"}, "cleanupDisabledFeatures"},
+		"decision CRD as a word":   {map[string]any{"installPlacementDecisionCRD": "no"}, "installPlacementDecisionCRD"},
 		"misspelt toleration key":  {map[string]any{"tolerations": []any{map[string]any{"keys": "a"}}}, "keys"},
 	}
 	for name, tc := range cases {
@@ -423,48 +429,93 @@ func TestNoWildcardsAndSecretsOnlyWhereNeeded(t *testing.T) {
 	}
 }
 
-// TestCRDIsTheModulesCopy: the chart's CRD file is byte for byte the one in
-// the pinned cluster-inventory-api module (`make chart-crd` refreshes it), and
-// the template renders it unchanged but for the keep policy and labels.
-func TestCRDIsTheModulesCopy(t *testing.T) {
+// TestCRDsAreTheModulesCopies: each CRD file of the chart is byte for byte
+// the one in the pinned cluster-inventory-api module (`make chart-crd`
+// refreshes them), and its template renders it unchanged but for the keep
+// policy and the chart's labels, when its values say so and only then.
+func TestCRDsAreTheModulesCopies(t *testing.T) {
 	moduleDir, err := framework.ModuleDir("sigs.k8s.io/cluster-inventory-api")
 	if err != nil {
 		t.Fatal(err)
 	}
-	const file = "multicluster.x-k8s.io_clusterprofiles.yaml"
-	upstream, err := os.ReadFile(filepath.Join(moduleDir, "config", "crd", "bases", file))
-	if err != nil {
-		t.Fatal(err)
+	cases := map[string]struct {
+		// rendered are values that render it, notRendered values that do not.
+		rendered, notRendered []map[string]any
+	}{
+		"multicluster.x-k8s.io_clusterprofiles.yaml": {
+			rendered:    []map[string]any{nil, allOn().values(true)},
+			notRendered: []map[string]any{{"installCRD": false}},
+		},
+		"multicluster.x-k8s.io_placementdecisions.yaml": {
+			rendered: []map[string]any{
+				gates{placementDecision: true}.values(false),
+				withValue(gates{placementDecision: true}.values(false), "installCRD", false),
+				allOn().values(true),
+			},
+			notRendered: []map[string]any{
+				nil,
+				gates{mirror: true, credSyncer: true}.values(true),
+				withValue(gates{placementDecision: true}.values(false), "installPlacementDecisionCRD", false),
+				withValue(gates{}.values(false), "installPlacementDecisionCRD", true),
+			},
+		},
 	}
-	copied, err := os.ReadFile(filepath.Join(chartrender.ChartDir(chartName), "files", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(upstream, copied) {
-		t.Fatalf("charts/%s/files/%s differs from the pinned cluster-inventory-api's; run `make chart-crd`", chartName, file)
-	}
+	for file, tc := range cases {
+		t.Run(file, func(t *testing.T) {
+			upstream, err := os.ReadFile(filepath.Join(moduleDir, "config", "crd", "bases", file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			copied, err := os.ReadFile(filepath.Join(chartrender.ChartDir(chartName), "files", file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(upstream, copied) {
+				t.Fatalf("charts/%s/files/%s differs from the pinned cluster-inventory-api's; run `make chart-crd`", chartName, file)
+			}
 
-	want := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(upstream, want); err != nil {
-		t.Fatal(err)
+			want := &apiextensionsv1.CustomResourceDefinition{}
+			if err := yaml.UnmarshalStrict(upstream, want); err != nil {
+				t.Fatal(err)
+			}
+			for _, values := range tc.rendered {
+				rendered := find(render(t, defaultRelease, values), "CustomResourceDefinition", want.Name)
+				if rendered == nil {
+					t.Errorf("no %s rendered with %v", want.Name, values)
+					continue
+				}
+				got := &apiextensionsv1.CustomResourceDefinition{}
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(rendered.Object, got); err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want.Spec, got.Spec); diff != "" {
+					t.Errorf("rendered %s spec with %v (-module +rendered):\n%s", want.Name, values, diff)
+				}
+				if got.Annotations["helm.sh/resource-policy"] != "keep" {
+					t.Errorf("%s is not kept on uninstall: annotations %v", want.Name, got.Annotations)
+				}
+				for k, v := range want.Annotations {
+					if got.Annotations[k] != v {
+						t.Errorf("%s lost the module's annotation %s=%s: annotations %v", want.Name, k, v, got.Annotations)
+					}
+				}
+				if got.Labels["app.kubernetes.io/managed-by"] != "Helm" || got.Labels["app.kubernetes.io/instance"] != defaultRelease.Name {
+					t.Errorf("%s lacks the chart's labels: %v", want.Name, got.Labels)
+				}
+			}
+			for _, values := range tc.notRendered {
+				if find(render(t, defaultRelease, values), "CustomResourceDefinition", want.Name) != nil {
+					t.Errorf("%s rendered with %v", want.Name, values)
+				}
+			}
+		})
 	}
-	rendered := find(render(t, defaultRelease, nil), "CustomResourceDefinition", want.Name)
-	if rendered == nil {
-		t.Fatal("no CRD rendered with installCRD at its default")
-	}
-	got := &apiextensionsv1.CustomResourceDefinition{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(rendered.Object, got); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(want.Spec, got.Spec); diff != "" {
-		t.Errorf("rendered CRD spec (-module +rendered):\n%s", diff)
-	}
-	if got.Annotations["helm.sh/resource-policy"] != "keep" {
-		t.Errorf("the CRD is not kept on uninstall: annotations %v", got.Annotations)
-	}
-	if find(render(t, defaultRelease, map[string]any{"installCRD": false}), "CustomResourceDefinition", want.Name) != nil {
-		t.Error("installCRD=false still renders the CRD")
-	}
+}
+
+// withValue returns values with key set to value.
+func withValue(values map[string]any, key string, value any) map[string]any {
+	values[key] = value
+	return values
 }
 
 func TestRenderingIsDeterministic(t *testing.T) {
@@ -582,7 +633,7 @@ func TestNotesSayEveryGateIsOffOnlyWhenItIs(t *testing.T) {
 			t.Errorf("%s: the notes say %q: %t, want %t", g, allOff, got, want)
 		}
 	}
-	for _, gate := range []string{"clusterProfileAgent", "clusterProfileMultiKueue", "clusterProfileArgoCD"} {
+	for _, gate := range []string{"clusterProfileAgent", "clusterProfileMultiKueue", "clusterProfileArgoCD", "clusterProfilePlacementDecision"} {
 		notes, err := chartrender.Notes(loadChart(t), defaultRelease, map[string]any{"featureGates": map[string]any{gate: true}})
 		if err != nil {
 			t.Fatal(err)

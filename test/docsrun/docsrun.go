@@ -84,8 +84,14 @@ var (
 	MultiKueueJob       = Ref{"docs/consumers.md", "kubectl create -f docs/examples/multikueue/job.yaml"}
 )
 
+// PlacementDecisionSlices is consumers.md's listing of a Placement's
+// slices, which test/e2e's TestPlacementDecisionsReferenceThePublishedProfiles
+// types with its namespace and Placement.
+var PlacementDecisionSlices = Ref{"docs/consumers.md", "kubectl get placementdecisions.multicluster.x-k8s.io"}
+
 // Run are the blocks the end-to-end suite types.
-var Run = []Ref{AdoptCRD, InstallFromClone, Check, NameClashEvents, MirrorGates, SyncerOff, Uninstall, InstallFromRelease, OCMMirrorGate, MoveInstall, ScopeManagedServiceAccount, MultiKueuePublish, MultiKueueWorker, MultiKueueConfigure, MultiKueueObjects, MultiKueueJob}
+var Run = []Ref{AdoptCRD, InstallFromClone, Check, NameClashEvents, MirrorGates, SyncerOff, Uninstall, InstallFromRelease, OCMMirrorGate, MoveInstall,
+	ScopeManagedServiceAccount, MultiKueuePublish, MultiKueueWorker, MultiKueueConfigure, MultiKueueObjects, MultiKueueJob, PlacementDecisionSlices}
 
 // Reasons a block is not run as written.
 const (

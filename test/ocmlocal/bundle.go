@@ -89,7 +89,7 @@ func (e *Env) bundle(version string, overrides map[string]any) (*chart.Chart, ma
 
 // bundleValues are InstallBundle's values with overrides merged in a map
 // deep; current says the chart is this release's (which has the Argo CD
-// gate).
+// and placement decisions gates).
 func (e *Env) bundleValues(current bool, overrides map[string]any) (map[string]any, error) {
 	proxy, err := url.Parse(e.Proxy.URL)
 	if err != nil {
@@ -109,6 +109,9 @@ func (e *Env) bundleValues(current bool, overrides map[string]any) (map[string]a
 		// The tag stays the chart's default, its appVersion: the registry
 		// holds each release's image under its version.
 		values["image"] = map[string]any{"repository": e.Registry.BundleRepository}
+	}
+	if current {
+		values["featureGates"].(map[string]any)["clusterProfilePlacementDecision"] = true
 	}
 	if e.opts.ArgoCD && current {
 		values["featureGates"].(map[string]any)["clusterProfileArgoCD"] = true

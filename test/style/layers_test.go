@@ -34,7 +34,7 @@ var layers = []struct {
 	{"the one authority on membership", []string{"pkg/membership"}},
 	{"the capability runner, and the fake client of unit tests", []string{"pkg/capability", "pkg/internal/fakeclient"}},
 	{"what capabilities share", []string{"pkg/coexistence"}},
-	{"the capabilities and the agent", []string{"pkg/mirror", "pkg/accessprovider", "pkg/credsync", "pkg/multikueue", "pkg/argocd",
+	{"the capabilities and the agent", []string{"pkg/mirror", "pkg/accessprovider", "pkg/credsync", "pkg/multikueue", "pkg/argocd", "pkg/placementdecision",
 		"pkg/addon", "pkg/agent", "pkg/installcheck"}},
 	{"the managers' wiring and the tools", []string{"pkg/hubmanager", "pkg/doctor"}},
 }

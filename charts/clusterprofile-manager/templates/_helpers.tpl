@@ -34,7 +34,7 @@ system:serviceaccount:{{ .Release.Namespace }}:{{ include "cpm.fullname" . }}
 {{/* The --feature-gates value: every gate spelt out, on or off. */}}
 {{- define "cpm.featureGates" -}}
 {{- $g := .Values.featureGates -}}
-ClusterProfile={{ $g.clusterProfile }},ClusterProfileAccessProvider={{ $g.clusterProfileAccessProvider }},ClusterProfileCredSyncer={{ $g.clusterProfileCredSyncer }},ClusterProfileDirectAccess={{ $g.clusterProfileDirectAccess }},ClusterProfileAgent={{ $g.clusterProfileAgent }},ClusterProfileMultiKueue={{ $g.clusterProfileMultiKueue }},ClusterProfileArgoCD={{ $g.clusterProfileArgoCD }}
+ClusterProfile={{ $g.clusterProfile }},ClusterProfileAccessProvider={{ $g.clusterProfileAccessProvider }},ClusterProfileCredSyncer={{ $g.clusterProfileCredSyncer }},ClusterProfileDirectAccess={{ $g.clusterProfileDirectAccess }},ClusterProfileAgent={{ $g.clusterProfileAgent }},ClusterProfileMultiKueue={{ $g.clusterProfileMultiKueue }},ClusterProfileArgoCD={{ $g.clusterProfileArgoCD }},ClusterProfilePlacementDecision={{ $g.clusterProfilePlacementDecision }}
 {{- end -}}
 
 {{/*
@@ -56,6 +56,22 @@ subjects:
 - kind: ServiceAccount
   name: {{ include "cpm.fullname" .root }}
   namespace: {{ .root.Release.Namespace | quote }}
+{{- end -}}
+
+{{/*
+A CRD of cluster-inventory-api from files/ (argument: dict "root" $ "file"
+"multicluster.x-k8s.io_clusterprofiles.yaml"), as it is there but for the
+chart's labels and helm.sh/resource-policy: keep, so that `helm uninstall`
+and an upgrade that stops installing it leave it, and the objects in it, in
+place.
+*/}}
+{{- define "cpm.keptCRD" -}}
+{{- $crd := .root.Files.Get (printf "files/%s" .file) | fromYaml }}
+{{- $annotations := merge (dict "helm.sh/resource-policy" "keep") ($crd.metadata.annotations | default dict) }}
+{{- $labels := merge (include "cpm.labels" .root | fromYaml) ($crd.metadata.labels | default dict) }}
+{{- $_ := set $crd.metadata "annotations" $annotations }}
+{{- $_ := set $crd.metadata "labels" $labels }}
+{{- toYaml $crd }}
 {{- end -}}
 
 {{/* The image of the manager, and of the agent it deploys on managed clusters. */}}

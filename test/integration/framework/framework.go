@@ -211,7 +211,9 @@ func CRDFiles() ([]string, error) {
 		filepath.Join(ocm, "addon/v1beta1/0000_02_addon.open-cluster-management.io_addondeploymentconfigs.crd.yaml"),
 		filepath.Join(ocm, "work/v1/0000_00_work.open-cluster-management.io_manifestworks.crd.yaml"),
 		filepath.Join(ocm, "cluster/v1beta1/0000_02_clusters.open-cluster-management.io_placements.crd.yaml"),
+		filepath.Join(ocm, "cluster/v1beta1/0000_03_clusters.open-cluster-management.io_placementdecisions.crd.yaml"),
 		filepath.Join(inventory, "config/crd/bases/multicluster.x-k8s.io_clusterprofiles.yaml"),
+		filepath.Join(inventory, "config/crd/bases/multicluster.x-k8s.io_placementdecisions.yaml"),
 		filepath.Join(proxy, "hack/crd/bases/proxy.open-cluster-management.io_managedproxyconfigurations.yaml"),
 		filepath.Join(msa, "config/crd/bases/authentication.open-cluster-management.io_managedserviceaccounts.yaml"),
 	}, nil

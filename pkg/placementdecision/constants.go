@@ -1,0 +1,56 @@
+package placementdecision
+
+import (
+	"open-cluster-management.io/clusterprofile-bundle/pkg/fieldmanager"
+)
+
+const (
+	// FieldManager owns what this capability writes on PlacementDecision
+	// slices.
+	FieldManager = fieldmanager.Prefix + "placement-decisions"
+
+	// ControllerName names the controller in logs and metrics, and signs
+	// its Events.
+	ControllerName = "clusterprofile-placement-decisions"
+
+	// CapabilityName names the capability in the manager's logs and in
+	// clusterprofile_yielding_to_upstream.
+	CapabilityName = "placement decisions"
+
+	// SchedulerName is the slices' schedulerName: the decisions are OCM's
+	// placement controller's. OCM's own writer of these slices uses the same.
+	SchedulerName = "open-cluster-management"
+
+	// MaxDecisionsPerSlice is KEP-5313's limit of decisions per slice.
+	MaxDecisionsPerSlice = 100
+
+	// nameInfix joins a Placement's name and a slice's number (from 1), as
+	// OCM names its own PlacementDecisions and OCM's writer of these slices
+	// names them after those: turning that writer off hands its slices
+	// over in place.
+	nameInfix = "-decision-"
+)
+
+// Why a cluster a Placement chose is left out of its slices.
+const (
+	// LeftOutUnpublished: the Placement's namespace does not publish the
+	// cluster (none of its bindings publishes a set that picks the cluster,
+	// the binding opts out, the namespace is a cluster's own, or the cluster
+	// is gone).
+	LeftOutUnpublished = "unpublished"
+	// LeftOutNoProfile: the namespace publishes the cluster, but its
+	// ClusterProfile is not there (yet), or is being deleted.
+	LeftOutNoProfile = "no-profile"
+)
+
+// Event reasons.
+const (
+	// ReasonClustersLeftOut: the slices leave out clusters the Placement
+	// chose, named in the Event with the reason for each.
+	ReasonClustersLeftOut = "PlacementDecisionClustersLeftOut"
+	// ReasonAllReferenced: every cluster the Placement chose is in its
+	// slices again.
+	ReasonAllReferenced = "PlacementDecisionClustersReferenced"
+
+	actionPublish = "PublishPlacementDecisions"
+)

@@ -1,0 +1,77 @@
+package placementdecision
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+)
+
+// stored is a slice as read back: what was applied, plus what the API
+// server and others add.
+func stored(s *cpv1alpha1.PlacementDecision) cpv1alpha1.PlacementDecision {
+	out := *s.DeepCopy()
+	out.UID, out.ResourceVersion = types.UID("stored-"+s.Name), "7"
+	out.Labels["team.example/owner"] = "someone"
+	return out
+}
+
+func TestPlan(t *testing.T) {
+	three := wantSlices(clusterNames(250))
+	changedDecision := stored(three[1])
+	changedDecision.Decisions[3].Reason = "edited"
+	otherOwner := stored(three[0])
+	otherOwner.OwnerReferences[0].UID = "uid-of-an-earlier-placement"
+	relabelled := stored(three[2])
+	relabelled.Labels["multicluster.x-k8s.io/decision-index"] = "7"
+	deleting := stored(three[2])
+	now := metav1.Now()
+	deleting.DeletionTimestamp = &now
+	cases := map[string]struct {
+		existing []cpv1alpha1.PlacementDecision
+		desired  []*cpv1alpha1.PlacementDecision
+		want     Plan
+	}{
+		"as wanted: no write (others' labels are theirs)": {
+			existing: []cpv1alpha1.PlacementDecision{stored(three[0]), stored(three[1]), stored(three[2])},
+			desired:  three,
+		},
+		"none yet: one apply per slice": {
+			desired: three,
+			want:    Plan{Apply: three},
+		},
+		"one decision changed: that slice alone": {
+			existing: []cpv1alpha1.PlacementDecision{stored(three[0]), changedDecision, stored(three[2])},
+			desired:  three,
+			want:     Plan{Apply: three[1:2]},
+		},
+		"an earlier Placement's slice of the name, and a changed label: those": {
+			existing: []cpv1alpha1.PlacementDecision{otherOwner, stored(three[1]), relabelled},
+			desired:  three,
+			want:     Plan{Apply: []*cpv1alpha1.PlacementDecision{three[0], three[2]}},
+		},
+		"fewer slices wanted: the rest deleted": {
+			existing: []cpv1alpha1.PlacementDecision{stored(three[2]), stored(three[0]), stored(three[1])},
+			desired:  three[:1],
+			want:     Plan{Delete: []*cpv1alpha1.PlacementDecision{ptr.To(stored(three[1])), ptr.To(stored(three[2]))}},
+		},
+		"nothing wanted: every slice deleted": {
+			existing: []cpv1alpha1.PlacementDecision{stored(three[0])},
+			want:     Plan{Delete: []*cpv1alpha1.PlacementDecision{ptr.To(stored(three[0]))}},
+		},
+		"a slice being deleted is left to go, then made again": {
+			existing: []cpv1alpha1.PlacementDecision{stored(three[0]), stored(three[1]), deleting},
+			desired:  three,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, plan(tc.existing, tc.desired)); diff != "" {
+				t.Errorf("plan (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

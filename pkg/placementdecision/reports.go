@@ -1,0 +1,173 @@
+package placementdecision
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	operatorv1 "open-cluster-management.io/api/operator/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
+)
+
+// namedInEvent is how many clusters of one reason an Event names.
+const namedInEvent = 20
+
+// report tells, once per change (log line, Event on the Placement), which
+// chosen clusters the slices leave out and why, and when none is left out
+// again; the metric sums them over Placements.
+func (r *Reconciler) report(ctx context.Context, req ctrl.Request, placement *clusterv1beta1.Placement, leftOut map[string][]string) {
+	r.leftOut.set(req.String(), leftOut)
+	findings := map[string]string{}
+	if len(leftOut) > 0 {
+		findings[ReasonClustersLeftOut] = describe(leftOut)
+	}
+	fresh := r.reports.Update(req.String(), findings)
+	switch {
+	case len(fresh) > 0:
+		ctrl.LoggerFrom(ctx).Info("PlacementDecision slices leave out clusters the Placement chose", "leftOut", leftOut)
+		r.event(placement, corev1.EventTypeWarning, ReasonClustersLeftOut, "The PlacementDecision slices leave out chosen clusters whose ClusterProfile "+
+			"is not published in this namespace, so that every reference resolves: "+findings[ReasonClustersLeftOut])
+	case len(leftOut) == 0 && r.leftOut.wasReported(req.String()):
+		ctrl.LoggerFrom(ctx).Info("PlacementDecision slices reference every cluster the Placement chose")
+		r.event(placement, corev1.EventTypeNormal, ReasonAllReferenced, "The PlacementDecision slices reference every cluster the Placement chose.")
+	}
+}
+
+// describe names the clusters left out, by reason.
+func describe(leftOut map[string][]string) string {
+	var parts []string
+	for _, why := range slices.Sorted(maps.Keys(leftOut)) {
+		clusters := leftOut[why]
+		named := strings.Join(clusters[:min(len(clusters), namedInEvent)], ", ")
+		if len(clusters) > namedInEvent {
+			named += fmt.Sprintf(" and %d more", len(clusters)-namedInEvent)
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", named, explain[why]))
+	}
+	return strings.Join(parts, "; ")
+}
+
+var explain = map[string]string{
+	LeftOutUnpublished: "not published in this namespace: no binding here publishes a set that picks it, or the binding opts out",
+	LeftOutNoProfile:   "published here, but its ClusterProfile is not there yet",
+}
+
+func (r *Reconciler) event(obj runtime.Object, eventType, reason, note string) {
+	if r.recorder != nil && obj != nil {
+		r.recorder.Eventf(obj, nil, eventType, reason, actionPublish, "%s", note)
+	}
+}
+
+// leftOutCounts keeps each Placement's left-out clusters, by reason, for
+// the metric's sums, and whether the last report was of some.
+type leftOutCounts struct {
+	mu          sync.Mutex
+	byPlacement map[string]map[string]int
+	reported    map[string]bool
+}
+
+func newLeftOutCounts() *leftOutCounts {
+	return &leftOutCounts{byPlacement: map[string]map[string]int{}, reported: map[string]bool{}}
+}
+
+func (c *leftOutCounts) set(placement string, leftOut map[string][]string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	counts := map[string]int{}
+	for why, clusters := range leftOut {
+		counts[why] = len(clusters)
+	}
+	c.byPlacement[placement] = counts
+	c.reported[placement] = c.reported[placement] || len(counts) > 0
+	if len(counts) == 0 {
+		delete(c.byPlacement, placement)
+	}
+	for _, why := range []string{LeftOutUnpublished, LeftOutNoProfile} {
+		total := 0
+		for _, counts := range c.byPlacement {
+			total += counts[why]
+		}
+		metrics.SetPlacementClustersLeftOut(why, total)
+	}
+}
+
+// wasReported tells whether some clusters of the Placement were reported
+// left out since the last time none were, and forgets it.
+func (c *leftOutCounts) wasReported(placement string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	was := c.reported[placement]
+	delete(c.reported, placement)
+	return was
+}
+
+// upstream tells whether OCM's placement controller writes these slices
+// itself (a ClusterManager enables coexistence.PlacementDecisionGate): its
+// writer names its slices after OCM's PlacementDecisions and deletes, with
+// the same label, any it has no decision of that name for, so the two
+// cannot write side by side. While it is on this capability writes
+// nothing; once it is off, it takes the slices over in place.
+type upstream struct {
+	// reader lists ClusterManagers; nil when their API is not served (no
+	// OCM operator), and then there is nothing to yield to.
+	reader   client.Reader
+	recorder events.EventRecorder
+	on       atomic.Bool
+}
+
+func (u *upstream) yielding(ctx context.Context) (bool, error) {
+	if u == nil || u.reader == nil {
+		return false, nil
+	}
+	managers := &operatorv1.ClusterManagerList{}
+	if err := u.reader.List(ctx, managers); err != nil {
+		return false, fmt.Errorf("listing ClusterManagers: %w", err)
+	}
+	var enabledBy *operatorv1.ClusterManager
+	for i := range managers.Items {
+		if coexistence.EnablesBuiltInPlacementDecisions(&managers.Items[i]) {
+			enabledBy = &managers.Items[i]
+			break
+		}
+	}
+	on := enabledBy != nil
+	if u.on.Swap(on) != on {
+		u.report(ctx, enabledBy, managers.Items)
+	}
+	metrics.SetYieldingToUpstream(CapabilityName, on)
+	return on, nil
+}
+
+func (u *upstream) report(ctx context.Context, enabledBy *operatorv1.ClusterManager, managers []operatorv1.ClusterManager) {
+	log := ctrl.LoggerFrom(ctx)
+	if enabledBy != nil {
+		log.Info("OCM's placement controller writes the PlacementDecision slices itself (ClusterManager spec.placementConfiguration.featureGates "+
+			"has "+coexistence.PlacementDecisionGate+"=Enable); this capability writes nothing until it is disabled", "clusterManager", enabledBy.Name)
+		u.event(enabledBy, corev1.EventTypeWarning, coexistence.ReasonYieldingToUpstream, "OCM's placement controller's "+
+			coexistence.PlacementDecisionGate+" gate is enabled; clusterprofile-manager writes no PlacementDecision slice until it is disabled")
+		return
+	}
+	log.Info("OCM's placement controller does not write PlacementDecision slices; this capability writes them")
+	for i := range managers {
+		u.event(&managers[i], corev1.EventTypeNormal, coexistence.ReasonTakingOver, "OCM's placement controller's "+
+			coexistence.PlacementDecisionGate+" gate is off; clusterprofile-manager writes the PlacementDecision slices")
+	}
+}
+
+func (u *upstream) event(obj runtime.Object, eventType, reason, note string) {
+	if u.recorder != nil {
+		u.recorder.Eventf(obj, nil, eventType, reason, actionPublish, "%s", note)
+	}
+}
