@@ -84,7 +84,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if err := NewReconciler(mgr.GetClient(), source, opts.ManagerName, opts.MirrorDeletions).ConfirmingWith(mgr.GetAPIReader()).SetupWithManager(mgr, opts.Workers); err != nil {
+	if err := NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), source, opts.ManagerName, opts.MirrorDeletions).SetupWithManager(mgr, opts.Workers); err != nil {
 		return fmt.Errorf("setting up %s: %w", source.Identity().FieldManager, err)
 	}
 	return nil

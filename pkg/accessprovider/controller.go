@@ -60,12 +60,13 @@ type MirrorDeletions interface {
 }
 
 // NewReconciler builds the controller of one source, reading (the cache)
-// and writing through c; deletions may be nil.
-func NewReconciler(c client.Client, source Source, managerName string, deletions MirrorDeletions) *Reconciler {
+// and writing through c, and confirming every revocation with live, the API
+// server read without a cache (see revoke); deletions may be nil.
+func NewReconciler(c client.Client, live client.Reader, source Source, managerName string, deletions MirrorDeletions) *Reconciler {
 	return &Reconciler{
 		client:      c,
 		members:     membership.Reader{Client: c},
-		live:        membership.Reader{Client: c},
+		live:        membership.Reader{Client: live},
 		source:      source,
 		managerName: managerName,
 		writer:      clusterprofile.NewWriter(source.Identity(), c),
@@ -74,13 +75,6 @@ func NewReconciler(c client.Client, source Source, managerName string, deletions
 		revocations: newRevocations(),
 		now:         time.Now,
 	}
-}
-
-// ConfirmingWith makes the reconciler confirm every revocation with live,
-// the API server read without a cache (see revoke).
-func (r *Reconciler) ConfirmingWith(live client.Reader) *Reconciler {
-	r.live = membership.Reader{Client: live}
-	return r
 }
 
 // SetupWithManager wires the profile watch, membership and the source's own.

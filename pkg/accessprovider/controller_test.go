@@ -140,7 +140,7 @@ func TestReconcile(t *testing.T) {
 				if err := c.Get(ctx, client.ObjectKeyFromObject(tc.profile), before); err != nil {
 					t.Fatal(err)
 				}
-				r := NewReconciler(c, &Direct{Reader: c, Name: "direct"}, testManager, nil)
+				r := NewReconciler(c, c, &Direct{Reader: c, Name: "direct"}, testManager, nil)
 
 				if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(tc.profile)}); err != nil {
 					t.Fatalf("Reconcile: %v", err)
@@ -163,7 +163,7 @@ func TestReconcile(t *testing.T) {
 
 func TestReconcileOfAProfileThatIsGone(t *testing.T) {
 	c := fakeclient.New(servedWorld()...)
-	r := NewReconciler(c, &Direct{Reader: c, Name: "direct"}, testManager, nil)
+	r := NewReconciler(c, c, &Direct{Reader: c, Name: "direct"}, testManager, nil)
 	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "c1"}}); err != nil {
 		t.Fatalf("Reconcile: %v", err)
 	}
@@ -186,7 +186,7 @@ func TestAnEntryGoesWithAProfileTheMirrorDeletes(t *testing.T) {
 	c := fakeclient.New(append(servedWorld(), profile)...)
 	now := time.Now()
 	key := client.ObjectKeyFromObject(profile)
-	r := NewReconciler(c, &Direct{Reader: c, Name: "direct"}, testManager, mirrorDeleting{key: true})
+	r := NewReconciler(c, c, &Direct{Reader: c, Name: "direct"}, testManager, mirrorDeleting{key: true})
 	r.now = func() time.Time { return now }
 
 	for _, step := range []struct {
@@ -226,7 +226,7 @@ func TestAnEntryLeavesAtOnceWhenNoMirrorHereDeletesTheProfile(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := fakeclient.Builder(append(servedWorld(), profile.DeepCopy())...).WithReturnManagedFields().Build()
-			r := NewReconciler(c, &Direct{Reader: c, Name: "direct"}, testManager, deletions)
+			r := NewReconciler(c, c, &Direct{Reader: c, Name: "direct"}, testManager, deletions)
 			result, got := reconcileProfile(t, r, c, client.ObjectKeyFromObject(profile))
 
 			if result.RequeueAfter != 0 || len(got.Status.AccessProviders) != 0 {
@@ -274,7 +274,7 @@ func TestRevocationNeverYields(t *testing.T) {
 	c := fakeclient.New(append(servedWorld(), twin, addOn, published, unpublished)...)
 	source := withTwin{Direct: &Direct{Reader: c, Name: "direct"},
 		twin: coexistence.NewTwinWatchReading(coexistence.ClusterProxyWriter, coexistence.Trust{Namespaces: []string{"addons"}}, c, nil)}
-	r := NewReconciler(c, source, testManager, nil)
+	r := NewReconciler(c, c, source, testManager, nil)
 
 	_, got := reconcileProfile(t, r, c, client.ObjectKeyFromObject(published))
 	if len(got.Status.AccessProviders) != 0 {
@@ -303,7 +303,7 @@ func TestAFailedRevocationIsRetriedAtOnce(t *testing.T) {
 			}
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		}}).Build()
-	r := NewReconciler(c, &Direct{Reader: c, Name: "direct"}, testManager, nil)
+	r := NewReconciler(c, c, &Direct{Reader: c, Name: "direct"}, testManager, nil)
 	key := client.ObjectKeyFromObject(unpublished)
 
 	result, got := reconcileProfile(t, r, c, key)
@@ -409,7 +409,7 @@ func TestARevocationWaitsForTheAPIServer(t *testing.T) {
 			if tc.liveBinding {
 				live = fakeclient.New(append(append(servedWorld(), tc.profile), freshBinding...)...)
 			}
-			r := NewReconciler(c, &Direct{Reader: c, Name: "direct"}, testManager, nil).ConfirmingWith(live)
+			r := NewReconciler(c, live, &Direct{Reader: c, Name: "direct"}, testManager, nil)
 
 			_, got := reconcileProfile(t, r, c, client.ObjectKeyFromObject(tc.profile))
 

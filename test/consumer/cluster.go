@@ -4,7 +4,6 @@ import (
 	"context"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -26,29 +25,4 @@ func AllowListingNamespaces(ctx context.Context, managed kubernetes.Interface) e
 			Namespace: agentapi.DefaultInstallNamespace, Name: ManagedServiceAccount}}}
 	_, err := managed.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
 	return err
-}
-
-// AllowMultiKueueWorker lets the ManagedServiceAccount's service account do
-// on a worker cluster what a MultiKueue manager does with batch/v1 Jobs: the
-// rules of Kueue's MultiKueue setup (its worker "multikueue-role"), for the
-// Job integration. It can be called again.
-func AllowMultiKueueWorker(ctx context.Context, managed kubernetes.Interface) error {
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ManagedServiceAccount + "-multikueue-worker"},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"create", "delete", "get", "list", "watch"}},
-			{APIGroups: []string{"batch"}, Resources: []string{"jobs/status"}, Verbs: []string{"get"}},
-			{APIGroups: []string{"kueue.x-k8s.io"}, Resources: []string{"workloads"}, Verbs: []string{"create", "delete", "get", "list", "watch"}},
-			{APIGroups: []string{"kueue.x-k8s.io"}, Resources: []string{"workloads/status"}, Verbs: []string{"get", "patch", "update"}},
-		}}
-	if _, err := managed.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name},
-		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind,
-			Namespace: agentapi.DefaultInstallNamespace, Name: ManagedServiceAccount}}}
-	if _, err := managed.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	return nil
 }

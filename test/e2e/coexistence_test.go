@@ -280,9 +280,7 @@ func multiKueueWorkers(ctx context.Context, t *testing.T, g Gomega) []string {
 	t.Helper()
 	var names []string
 	for _, cluster := range fleetClusters {
-		managed, err := env.Cluster(cluster).Clientset()
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(consumer.AllowMultiKueueWorker(ctx, managed)).To(Succeed())
+		g.Expect(allowMultiKueueWorker(ctx, t, cluster)).To(Succeed())
 		mkc := ocmlocal.NewMultiKueueCluster("handover-"+cluster, cluster)
 		g.Expect(hub.Create(ctx, mkc)).To(Succeed())
 		t.Cleanup(func() { _ = client.IgnoreNotFound(hub.Delete(context.Background(), mkc)) })

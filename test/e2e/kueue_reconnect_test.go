@@ -50,9 +50,7 @@ func TestMultiKueueReconnectsOnlyWhenAFactIsPublished(t *testing.T) {
 	ctx, g := begin(t)
 	const cluster = "cluster1"
 	worker := env.Cluster(cluster)
-	managed, err := worker.Clientset()
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(consumer.AllowMultiKueueWorker(ctx, managed)).To(Succeed())
+	g.Expect(allowMultiKueueWorker(ctx, t, cluster)).To(Succeed())
 	claims, err := client.New(worker.Config, client.Options{Scheme: scheme.New()})
 	g.Expect(err).NotTo(HaveOccurred())
 	claim := &clusterv1alpha1.ClusterClaim{ObjectMeta: metav1.ObjectMeta{Name: churnClaim}, Spec: clusterv1alpha1.ClusterClaimSpec{Value: "40"}}

@@ -239,6 +239,23 @@ func recipeObjects(t *testing.T, file string) []*unstructured.Unstructured {
 	return objects
 }
 
+// allowMultiKueueWorker creates on cluster the recipe's worker RBAC
+// (worker-rbac.yaml, which step 2 applies): the one copy of what MultiKueue
+// may do on a worker. It can be called again.
+func allowMultiKueueWorker(ctx context.Context, t *testing.T, cluster string) error {
+	t.Helper()
+	managed, err := client.New(env.Cluster(cluster).Config, client.Options{Scheme: hub.Scheme()})
+	if err != nil {
+		return err
+	}
+	for _, obj := range recipeObjects(t, "worker-rbac.yaml") {
+		if err := client.IgnoreAlreadyExists(managed.Create(ctx, obj)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // deleteAtCleanup deletes objects with c when the test ends.
 func deleteAtCleanup(t *testing.T, c client.Client, objects []*unstructured.Unstructured) {
 	t.Cleanup(func() {

@@ -52,6 +52,9 @@ func TestLocalOCM(t *testing.T) {
 	env, err := ocmlocal.Start(ctx, ocmlocal.Options{
 		Clusters: 2, ManagedServiceAccount: true, ClusterProxy: true,
 		Images: []ocmlocal.ImageBinary{{Command: "/sleeper", Path: "/bin/sleep"}},
+		// As `clusteradm init --feature-gates=ClusterProfile=true` does: the
+		// last subtest follows the gate.
+		RegistrationFeatureGates: map[string]bool{"ClusterProfile": true},
 	})
 	if err != nil {
 		t.Fatalf("starting local OCM: %v", err)
@@ -130,6 +133,10 @@ func TestLocalOCM(t *testing.T) {
 	t.Run("the kubelet follows its Deployment", func(t *testing.T) { kubeletFollowsDeployment(ctx, t, env) })
 
 	t.Run("the kubelet runs this bundle's agent", func(t *testing.T) { agentHookRuns(ctx, t, env, hub) })
+
+	t.Run("the ClusterProfile gate travels through the ClusterManager", func(t *testing.T) {
+		clusterProfileGateTravels(ctx, t, env, hub)
+	})
 }
 
 // kubeletFollowsDeployment: a new Deployment starts a process, a changed
@@ -266,34 +273,13 @@ func selfSubjectReview(ctx context.Context, t *testing.T, cfg *rest.Config) *aut
 	return review
 }
 
-// TestClusterProfileGateTravelsThroughTheClusterManager starts the hub as
-// `clusteradm init --feature-gates=ClusterProfile=true` does and follows the
-// gate: ClusterManager → cluster-manager operator → the registration
+// clusterProfileGateTravels follows the ClusterProfile gate of a hub
+// started as `clusteradm init --feature-gates=ClusterProfile=true` starts it: ClusterManager → cluster-manager operator → the registration
 // controller's arguments → OCM's own ClusterProfile mirror publishing a
 // profile in a namespace bound to a set; then turns the gate off at run time
 // and sees the operator restart the registration controller without it and
 // the mirror publish no more.
-func TestClusterProfileGateTravelsThroughTheClusterManager(t *testing.T) {
-	if err := ocmlocal.BinariesBuilt(); errors.Is(err, ocmlocal.ErrBinariesMissing) {
-		t.Skipf("skipping: %v", err)
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: pod sandboxes need root (mount and network namespaces)")
-	}
-	if testing.Short() {
-		t.Skip("skipping the local OCM in -short mode")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	env, err := ocmlocal.Start(ctx, ocmlocal.Options{Clusters: 1, RegistrationFeatureGates: map[string]bool{"ClusterProfile": true}})
-	if err != nil {
-		t.Fatalf("starting local OCM: %v", err)
-	}
-	t.Cleanup(env.Stop)
-	hub, err := env.HubClient()
-	if err != nil {
-		t.Fatal(err)
-	}
+func clusterProfileGateTravels(ctx context.Context, t *testing.T, env *ocmlocal.Env, hub client.Client) {
 	g := NewWithT(t)
 	const hubNamespace, registration = "open-cluster-management-hub", "cluster-manager-registration-controller"
 	gateFlag := "--feature-gates=ClusterProfile=true"

@@ -12,10 +12,14 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/utils/ptr"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,6 +30,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/placementdecision"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/fieldindex"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
@@ -33,14 +38,15 @@ import (
 )
 
 const (
-	profileCRD = "clusterprofiles.multicluster.x-k8s.io"
-	msaCRD     = "managedserviceaccounts.authentication.open-cluster-management.io"
+	profileCRD  = "clusterprofiles.multicluster.x-k8s.io"
+	msaCRD      = "managedserviceaccounts.authentication.open-cluster-management.io"
+	decisionCRD = "placementdecisions.multicluster.x-k8s.io"
 )
 
 var env *framework.Env
 
 func TestMain(m *testing.M) {
-	os.Exit(framework.Run(m, framework.Options{WithoutCRDs: []string{profileCRD, msaCRD}}, &env))
+	os.Exit(framework.Run(m, framework.Options{WithoutCRDs: []string{profileCRD, msaCRD, decisionCRD}}, &env))
 }
 
 // TestTheManagerWaitsForTheClusterProfileCRD: a hub where the ClusterProfile
@@ -59,6 +65,35 @@ func TestTheManagerWaitsForTheClusterProfileCRD(t *testing.T) {
 	NewWithT(t).Eventually(func(g Gomega) {
 		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "wait-ns", Name: "wait-c1"}, &cpv1alpha1.ClusterProfile{})).To(Succeed())
 	}, 30*time.Second, framework.Interval).Should(Succeed())
+}
+
+// TestPlacementDecisionsWaitForTheirCRD: with the placement decisions gate
+// on and the PlacementDecision CRD not installed, the capability waits (and
+// says so in its metric), and publishes a Placement's slices as soon as the
+// CRD is installed.
+func TestPlacementDecisionsWaitForTheirCRD(t *testing.T) {
+	ctx := framework.ContextFor(t)
+	c := env.Client
+	g := NewWithT(t)
+	if err := c.Get(ctx, client.ObjectKey{Name: profileCRD}, &apiextensionsv1.CustomResourceDefinition{}); apierrors.IsNotFound(err) {
+		g.Expect(env.InstallCRD(profileCRD)).To(Succeed())
+	}
+	framework.CreateNamespace(ctx, t, c, "pdwait-ns")
+	framework.CreateClusterSet(ctx, t, c, utiltesting.MakeClusterSet("pdwait-set").Obj())
+	framework.CreateCluster(ctx, t, c, utiltesting.MakeManagedCluster("pdwait-c1").ClusterSet("pdwait-set").Obj())
+	framework.CreateBinding(ctx, t, c, utiltesting.MakeBinding("pdwait-ns", "pdwait-set").Bound(true).Obj())
+	placement := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: "pdwait-ns", Name: "all"}}
+	g.Expect(c.Create(ctx, placement)).To(Succeed())
+	framework.StartManager(t, env, framework.ManagerOptions{Gates: map[string]bool{string(features.ClusterProfilePlacementDecision): true}})
+	g.Eventually(func() (float64, error) {
+		value, _, err := framework.MetricValue("clusterprofile_capability_waiting_for_api", map[string]string{"capability": placementdecision.CapabilityName})
+		return value, err
+	}, framework.Timeout, framework.Interval).Should(Equal(1.0), "the capability says it waits")
+
+	g.Expect(env.InstallCRD(decisionCRD)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "pdwait-ns", Name: "all-decision-1"}, &cpv1alpha1.PlacementDecision{})).To(Succeed())
+	}, 30*time.Second, framework.Interval).Should(Succeed(), "the Placement's (empty) slice once the CRD is served")
 }
 
 // newManager is a manager on the test API server with only the given gate.
