@@ -140,7 +140,7 @@ func namespacesOf(bindings []clusterv1beta2.ManagedClusterSetBinding) []string {
 // its deletion: nothing else about a profile decides whether a reference
 // to it resolves (its cluster manager is immutable).
 func profileLifecycle() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: deletionStarted}
+	return predicate.Funcs{UpdateFunc: membership.DeletionStarted().Update}
 }
 
 // clusterMembership passes what can change the sets a cluster is in: its
@@ -157,8 +157,4 @@ func upstreamSwitched() predicate.Predicate {
 		updated, newOK := e.ObjectNew.(*operatorv1.ClusterManager)
 		return !oldOK || !newOK || coexistence.EnablesBuiltInPlacementDecisions(old) != coexistence.EnablesBuiltInPlacementDecisions(updated)
 	}}
-}
-
-func deletionStarted(e event.UpdateEvent) bool {
-	return e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero()
 }

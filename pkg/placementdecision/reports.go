@@ -28,7 +28,7 @@ const namedInEvent = 20
 // chosen clusters the slices leave out and why, and when none is left out
 // again; the metric sums them over Placements.
 func (r *Reconciler) report(ctx context.Context, req ctrl.Request, placement *clusterv1beta1.Placement, leftOut map[string][]string) {
-	r.leftOut.set(req.String(), leftOut)
+	hadSome := r.leftOut.set(req.String(), leftOut)
 	findings := map[string]string{}
 	if len(leftOut) > 0 {
 		findings[ReasonClustersLeftOut] = describe(leftOut)
@@ -39,7 +39,7 @@ func (r *Reconciler) report(ctx context.Context, req ctrl.Request, placement *cl
 		ctrl.LoggerFrom(ctx).Info("PlacementDecision slices leave out clusters the Placement chose", "leftOut", leftOut)
 		r.event(placement, corev1.EventTypeWarning, ReasonClustersLeftOut, "The PlacementDecision slices leave out chosen clusters whose ClusterProfile "+
 			"is not published in this namespace, so that every reference resolves: "+findings[ReasonClustersLeftOut])
-	case len(leftOut) == 0 && r.leftOut.wasReported(req.String()):
+	case len(leftOut) == 0 && hadSome:
 		ctrl.LoggerFrom(ctx).Info("PlacementDecision slices reference every cluster the Placement chose")
 		r.event(placement, corev1.EventTypeNormal, ReasonAllReferenced, "The PlacementDecision slices reference every cluster the Placement chose.")
 	}
@@ -70,47 +70,38 @@ func (r *Reconciler) event(obj runtime.Object, eventType, reason, note string) {
 	}
 }
 
-// leftOutCounts keeps each Placement's left-out clusters, by reason, for
-// the metric's sums, and whether the last report was of some.
+// leftOutCounts keeps each Placement's left-out clusters, by reason, and
+// their totals, which the metric shows.
 type leftOutCounts struct {
 	mu          sync.Mutex
 	byPlacement map[string]map[string]int
-	reported    map[string]bool
+	totals      map[string]int
 }
 
 func newLeftOutCounts() *leftOutCounts {
-	return &leftOutCounts{byPlacement: map[string]map[string]int{}, reported: map[string]bool{}}
+	return &leftOutCounts{byPlacement: map[string]map[string]int{}, totals: map[string]int{}}
 }
 
-func (c *leftOutCounts) set(placement string, leftOut map[string][]string) {
+// set records the Placement's left-out clusters, updates the metric, and
+// tells whether the Placement had some before.
+func (c *leftOutCounts) set(placement string, leftOut map[string][]string) (hadSome bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	before := c.byPlacement[placement]
 	counts := map[string]int{}
 	for why, clusters := range leftOut {
 		counts[why] = len(clusters)
 	}
-	c.byPlacement[placement] = counts
-	c.reported[placement] = c.reported[placement] || len(counts) > 0
 	if len(counts) == 0 {
 		delete(c.byPlacement, placement)
+	} else {
+		c.byPlacement[placement] = counts
 	}
 	for _, why := range []string{LeftOutUnpublished, LeftOutNoProfile} {
-		total := 0
-		for _, counts := range c.byPlacement {
-			total += counts[why]
-		}
-		metrics.SetPlacementClustersLeftOut(why, total)
+		c.totals[why] += counts[why] - before[why]
+		metrics.SetPlacementClustersLeftOut(why, c.totals[why])
 	}
-}
-
-// wasReported tells whether some clusters of the Placement were reported
-// left out since the last time none were, and forgets it.
-func (c *leftOutCounts) wasReported(placement string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	was := c.reported[placement]
-	delete(c.reported, placement)
-	return was
+	return len(before) > 0
 }
 
 // upstream tells whether OCM's placement controller writes these slices
