@@ -83,8 +83,12 @@ $(OCM_BIN_DIR)/.built-$(OCM_VERSION): hack/ocmlocal.sh hack/_upstreammirror/main
 
 ## test: unit and integration tests (build: test/ocmlocal runs bin/clusterprofile-agent and -manager;
 ## image: the e2e suite and the demo push bin/image to their local registry; cheap with a warm build cache)
+# Test binaries run at once: most packages wait on API servers and OCM's controllers more than
+# they compute, so one more than the 2 cores CI has keeps both busy (docs/development.md).
+TEST_PARALLEL ?= 3
+
 test: envtest ocm-binaries build image previous helm4 argocd
-	$(GO) test ./... -count=1 -timeout 30m
+	$(GO) test -p $(TEST_PARALLEL) ./... -count=1 -timeout 30m
 	cd hack/image && $(GO) test ./... -count=1
 	cd hack/kueueconfig && $(GO) test ./... -count=1
 	ARGOCD_VERSION=$(ARGOCD_VERSION) hack/argocd.sh test
