@@ -1,6 +1,6 @@
 // Package docsrun names the shell blocks of the user docs that a user copies
-// and says which test runs each one. The end-to-end suite runs the blocks in
-// Run as they are written (test/e2e/docs_test.go); test/docs fails when a
+// and says which test runs each one. The end-to-end suite (test/e2e) and
+// test/demo run the blocks in Run as they are written; test/docs fails when a
 // block of a user doc is in neither Run nor NotRun, or when an entry names no
 // block, so that a command the docs add or change is a command a test runs.
 package docsrun
@@ -84,14 +84,28 @@ var (
 	MultiKueueJob       = Ref{"docs/consumers.md", "kubectl create -f docs/examples/multikueue/job.yaml"}
 )
 
+// Setup B (the chart README's): OCM's mirror with the chart's access
+// provider and syncer, installed, and uninstalled as install.md says, which
+// test/e2e's TestSetupBOCMsMirrorWithTheBundlesEntriesAndCopies types.
+var (
+	SetupBInstall   = Ref{"charts/clusterprofile-manager/README.md", "helm install clusterprofile-manager charts/clusterprofile-manager -n open-cluster-management --set installCRD=false"}
+	SetupBUninstall = Ref{"docs/install.md", "helm upgrade clusterprofile-manager charts/clusterprofile-manager -n open-cluster-management --reuse-values --set featureGates.clusterProfileAccessProvider=false"}
+)
+
 // PlacementDecisionSlices is consumers.md's listing of a Placement's
 // slices, which test/e2e's TestPlacementDecisionsReferenceThePublishedProfiles
 // types with its namespace and Placement.
 var PlacementDecisionSlices = Ref{"docs/consumers.md", "kubectl get placementdecisions.multicluster.x-k8s.io"}
 
-// Run are the blocks the end-to-end suite types.
+// Demo is the README's first command, which test/demo types in a copy of
+// the working tree.
+var Demo = Ref{"README.md", "make demo"}
+
+// Run are the blocks a test types: the end-to-end suite, and test/demo
+// for Demo.
 var Run = []Ref{AdoptCRD, InstallFromClone, Check, NameClashEvents, MirrorGates, SyncerOff, Uninstall, InstallFromRelease, OCMMirrorGate, MoveInstall,
-	ScopeManagedServiceAccount, MultiKueuePublish, MultiKueueWorker, MultiKueueConfigure, MultiKueueObjects, MultiKueueJob, PlacementDecisionSlices}
+	ScopeManagedServiceAccount, MultiKueuePublish, MultiKueueWorker, MultiKueueConfigure, MultiKueueObjects, MultiKueueJob, PlacementDecisionSlices,
+	SetupBInstall, SetupBUninstall, Demo}
 
 // Reasons a block is not run as written.
 const (
@@ -99,19 +113,24 @@ const (
 	podLogs      = "the local OCM's kubelet serves no pod logs; test/docs' TestEveryKubectlCommandParses parses it with kubectl's own " +
 		"command tree, and test/chart's TestDocsNameTheObjectsTheChartRenders checks the names it uses"
 	takeOverCRD       = placeholders + "; test/chart's TestHelmInstallUpgradesAnOlderCRD runs each way to take the CRD over with Helm's library"
-	notYet            = "not typed by a test yet"
 	renderedManifests = "the manifests are the chart rendered with the documented install's values " +
 		"(test/chart's TestPlainManifestsAreUpToDate), and the suite installs that chart"
 )
+
+// AddOnGatesOff is install.md's turning cluster-proxy's and
+// managed-serviceaccount's writers off in their charts' values (moving from
+// OCM's guide); the local OCM runs those add-ons without Helm, so test/docs
+// checks it against their charts instead.
+var AddOnGatesOff = Ref{"docs/install.md", "helm upgrade cluster-proxy ocm/cluster-proxy"}
 
 // NotRun are the blocks no test runs as written, each with the reason and
 // what checks it instead. A block whose every command is a command of a
 // block in Run counts as run.
 var NotRun = map[Ref]string{
-	{"README.md", "make demo"}:                                       ".ci/run runs `make test` on a clean clone; `make demo` starts the local OCM the end-to-end suite runs on",
 	{"docs/install.md", "kubectl apply --server-side -f manifests/"}: renderedManifests,
-	{"charts/clusterprofile-manager/README.md", "helm install clusterprofile-manager charts/clusterprofile-manager -n open-cluster-management --set installCRD=false"}: notYet +
-		": the suite's TestUpstreamWritersAndTheBundleHandOverInPlace runs the bundle beside OCM's mirror with its own values",
+	AddOnGatesOff: "the local OCM runs the add-ons' managers without Helm (the end-to-end suite sets the same gates on their " +
+		"Deployments); test/docs' TestTheAddOnsHelmUpgradesTurnTheirWritersOff renders each add-on's own chart at the tested " +
+		"version with OCM's guide's values and these, each way",
 	{"charts/clusterprofile-manager/README.md", "kubectl apply --server-side -f manifests/"}: renderedManifests,
 	{"docs/consumers.md", "kubectl -n argocd patch statefulset"}: "hack/argocd's TestDocsPatchesMountCpCredsInArgoCD applies these patch files " +
 		"as kubectl patch does, to Argo CD's own install.yaml on a real API server",
@@ -127,6 +146,7 @@ var NotRun = map[Ref]string{
 // NotTyped are the commands of the blocks in Run that the suite does not
 // type, by their start, each with the reason and what checks it instead.
 var NotTyped = map[string]string{
+	"make test ": "it is CI's test command, which .ci/run runs on a clean clone; the tests it runs type the other commands",
 	"helm test ": "the local OCM's kubelet runs Deployments, not the test hook's Pod; " +
 		"test/chart's TestHelmTestPassesOnAWorkingInstall runs the hook's check against an installed chart",
 }

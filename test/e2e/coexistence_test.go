@@ -180,20 +180,15 @@ func TestUpstreamWritersAndTheBundleHandOverInPlace(t *testing.T) {
 func setUpstream(ctx context.Context, t *testing.T, on bool) {
 	t.Helper()
 	for _, u := range upstreamGates {
-		gates := map[string]bool{u.gate: on}
-		var err error
 		if u.deployment == "" {
-			mode := map[bool]string{true: `"mode":"Enable"`, false: `"mode":"Disable"`}
-			printed := docsShellFor(t).run(t, docsrun.OCMMirrorGate, strings.NewReplacer(mode[false], mode[on]))
-			requireOnlyTheMirrorGate(t, printed[0])
-			err = env.SetHubFeatureGates(ctx, gates)
-		} else {
-			if !on {
-				gates = nil
-			}
-			err = env.SetAddonManagerFeatureGates(ctx, u.deployment, gates)
+			setOCMMirror(ctx, t, on)
+			continue
 		}
-		if err != nil {
+		gates := map[string]bool{u.gate: on}
+		if !on {
+			gates = nil
+		}
+		if err := env.SetAddonManagerFeatureGates(ctx, u.deployment, gates); err != nil {
 			t.Fatalf("turning %s %v: %v", u.gate, on, err)
 		}
 	}
