@@ -1,10 +1,13 @@
-// Package coexistence keeps this project's mirror from fighting OCM's own.
+// Package coexistence keeps this project's writers from fighting OCM's own.
 //
 // OCM's registration hub ships a ClusterProfile mirror behind its
 // `ClusterProfile` feature gate. It writes with JSON merge patches that
 // replace whole lists, so if both mirrors wrote, each would undo the other on
 // every change. The Guard detects the built-in one through the ClusterManager
-// resource and tells the mirror to stay passive while it is on.
+// resource and tells the mirror to stay passive while it is on; a Guard of
+// another BuiltIn does the same for another capability (the placement
+// controller's own PlacementDecision writer). The twins (TwinWatch) are the
+// add-ons' writers, detected from their Deployments.
 package coexistence
 
 import (
@@ -40,19 +43,66 @@ const (
 	ReasonBuiltInMirrorDisabled = "BuiltInClusterProfileMirrorDisabled"
 )
 
-// Guard answers whether the mirror must stay passive.
+// BuiltIn is one of OCM's own writers that a ClusterManager turns on, to
+// which one of this manager's capabilities yields, and how that capability
+// reports the switch.
+type BuiltIn struct {
+	// Capability names the yielding capability in the
+	// yielding_to_upstream metric.
+	Capability string
+	// Enables tells whether a ClusterManager turns the writer on.
+	Enables func(*operatorv1.ClusterManager) bool
+	// On is logged, and recorded on the ClusterManager that turns the writer
+	// on; Off, on every ClusterManager once none does.
+	On, Off Report
+	// Action is the Events' action.
+	Action string
+	// Gauge, if set, is the capability's own gauge of the switch.
+	Gauge func(on bool)
+}
+
+// Report is what a switch is logged and recorded as.
+type Report struct {
+	Log    string
+	Reason string
+	Note   string
+}
+
+// BuiltInMirror is the registration hub's own ClusterProfile mirror.
+var BuiltInMirror = BuiltIn{
+	Capability: MirrorCapability,
+	Enables:    EnablesBuiltInMirror,
+	On: Report{
+		Log: "OCM's built-in ClusterProfile mirror is enabled (ClusterManager spec.registrationConfiguration.featureGates " +
+			"has ClusterProfile=Enable); this mirror stays passive and writes nothing until it is disabled. Enable only one of them.",
+		Reason: ReasonBuiltInMirrorEnabled,
+		Note:   "The registration hub's ClusterProfile gate is enabled; clusterprofile-manager stays passive until it is disabled",
+	},
+	Off: Report{
+		Log:    "OCM's built-in ClusterProfile mirror is not enabled; this mirror is active",
+		Reason: ReasonBuiltInMirrorDisabled,
+		Note:   "The registration hub's ClusterProfile gate is off; clusterprofile-manager mirrors ClusterProfiles",
+	},
+	Action: "Coexistence",
+	Gauge:  metrics.SetMirrorPassive,
+}
+
+// Guard answers whether a capability must stay passive: whether a
+// ClusterManager turns on the built-in writer it yields to.
 type Guard struct {
 	// Reader lists ClusterManagers; nil when that API is not served (no OCM
 	// operator), in which case there is nothing to detect.
 	Reader   client.Reader
 	Recorder events.EventRecorder
+	// BuiltIn is the writer yielded to; nil: OCM's built-in mirror.
+	BuiltIn *BuiltIn
 	// passive holds the last answer, to report each change once.
 	passive atomic.Bool
 }
 
-// NewGuard is the guard of a manager: it reads ClusterManagers from the
-// cache when their API is served (OCM's operator is installed), and
-// otherwise has nothing to detect.
+// NewGuard is the mirror's guard of a manager: it reads ClusterManagers
+// from the cache when their API is served (OCM's operator is installed),
+// and otherwise has nothing to detect.
 func NewGuard(mgr ctrl.Manager) *Guard {
 	g := &Guard{Recorder: eventnote.Truncating(mgr.GetEventRecorder("clusterprofile-coexistence"))}
 	if capability.APIServed(mgr.GetRESTMapper(), schema.GroupVersion(operatorv1.GroupVersion).WithKind("ClusterManager")) {
@@ -63,7 +113,14 @@ func NewGuard(mgr ctrl.Manager) *Guard {
 	return g
 }
 
-// Passive tells whether a ClusterManager enables the built-in mirror.
+func (g *Guard) builtIn() *BuiltIn {
+	if g.BuiltIn == nil {
+		return &BuiltInMirror
+	}
+	return g.BuiltIn
+}
+
+// Passive tells whether a ClusterManager enables the built-in writer.
 func (g *Guard) Passive(ctx context.Context) (bool, error) {
 	if g == nil || g.Reader == nil {
 		return false, nil
@@ -72,9 +129,10 @@ func (g *Guard) Passive(ctx context.Context) (bool, error) {
 	if err := g.Reader.List(ctx, managers); err != nil {
 		return false, fmt.Errorf("listing ClusterManagers: %w", err)
 	}
+	builtIn := g.builtIn()
 	var enabledBy *operatorv1.ClusterManager
 	for i := range managers.Items {
-		if EnablesBuiltInMirror(&managers.Items[i]) {
+		if builtIn.Enables(&managers.Items[i]) {
 			enabledBy = &managers.Items[i]
 			break
 		}
@@ -83,31 +141,29 @@ func (g *Guard) Passive(ctx context.Context) (bool, error) {
 	if g.passive.Swap(passive) != passive {
 		g.report(ctx, enabledBy, managers)
 	}
-	metrics.SetMirrorPassive(passive)
-	metrics.SetYieldingToUpstream(MirrorCapability, passive)
+	if builtIn.Gauge != nil {
+		builtIn.Gauge(passive)
+	}
+	metrics.SetYieldingToUpstream(builtIn.Capability, passive)
 	return passive, nil
 }
 
 func (g *Guard) report(ctx context.Context, enabledBy *operatorv1.ClusterManager, managers *operatorv1.ClusterManagerList) {
-	log := ctrl.LoggerFrom(ctx)
+	log, builtIn := ctrl.LoggerFrom(ctx), g.builtIn()
 	if enabledBy != nil {
-		log.Info("OCM's built-in ClusterProfile mirror is enabled (ClusterManager spec.registrationConfiguration.featureGates "+
-			"has ClusterProfile=Enable); this mirror stays passive and writes nothing until it is disabled. Enable only one of them.",
-			"clusterManager", enabledBy.Name)
-		g.event(enabledBy, corev1.EventTypeWarning, ReasonBuiltInMirrorEnabled,
-			"The registration hub's ClusterProfile gate is enabled; clusterprofile-manager stays passive until it is disabled")
+		log.Info(builtIn.On.Log, "clusterManager", enabledBy.Name)
+		g.event(enabledBy, corev1.EventTypeWarning, builtIn.On)
 		return
 	}
-	log.Info("OCM's built-in ClusterProfile mirror is not enabled; this mirror is active")
+	log.Info(builtIn.Off.Log)
 	for i := range managers.Items {
-		g.event(&managers.Items[i], corev1.EventTypeNormal, ReasonBuiltInMirrorDisabled,
-			"The registration hub's ClusterProfile gate is off; clusterprofile-manager mirrors ClusterProfiles")
+		g.event(&managers.Items[i], corev1.EventTypeNormal, builtIn.Off)
 	}
 }
 
-func (g *Guard) event(obj runtime.Object, eventType, reason, note string) {
+func (g *Guard) event(obj runtime.Object, eventType string, r Report) {
 	if g.Recorder != nil {
-		g.Recorder.Eventf(obj, nil, eventType, reason, "Coexistence", note)
+		g.Recorder.Eventf(obj, nil, eventType, r.Reason, g.builtIn().Action, "%s", r.Note)
 	}
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	operatorv1 "open-cluster-management.io/api/operator/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -96,5 +98,59 @@ func TestGuardFollowsTheClusterManager(t *testing.T) {
 	}
 	if passive, err := g.Passive(context.Background()); passive || err != nil {
 		t.Fatalf("Passive = %v, %v; want false, nil", passive, err)
+	}
+}
+
+// TestGuardReportsEachSwitchOfItsBuiltIn: a Guard follows the one built-in
+// writer it is given (another's gate changes nothing) and reports each
+// switch once, with that writer's reason and note, on the ClusterManager
+// that turns it on, then on every ClusterManager once none does.
+func TestGuardReportsEachSwitchOfItsBuiltIn(t *testing.T) {
+	writer := BuiltIn{
+		Capability: "slices",
+		Enables:    func(cm *operatorv1.ClusterManager) bool { return cm.Labels["writer"] == "on" },
+		On:         Report{Log: "on", Reason: "WriterOn", Note: "the writer is on"},
+		Off:        Report{Log: "off", Reason: "WriterOff", Note: "the writer is off"},
+		Action:     "Publish",
+	}
+	cm := clusterManager(operatorv1.FeatureGate{Feature: "ClusterProfile", Mode: operatorv1.FeatureGateModeTypeEnable})
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(cm).Build()
+	recorder := events.NewFakeRecorder(10)
+	g := &Guard{Reader: c, Recorder: recorder, BuiltIn: &writer}
+	step := func(labels map[string]string) (bool, []string) {
+		t.Helper()
+		cm.Labels = labels
+		if err := c.Update(context.Background(), cm); err != nil {
+			t.Fatal(err)
+		}
+		passive, err := g.Passive(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for len(recorder.Events) > 0 {
+			got = append(got, <-recorder.Events)
+		}
+		return passive, got
+	}
+	steps := []struct {
+		name       string
+		labels     map[string]string
+		wantOn     bool
+		wantEvents []string
+	}{
+		{name: "the mirror's gate alone", labels: nil},
+		{name: "turned on", labels: map[string]string{"writer": "on"}, wantOn: true, wantEvents: []string{"Warning WriterOn the writer is on"}},
+		{name: "still on", labels: map[string]string{"writer": "on"}, wantOn: true},
+		{name: "turned off", labels: map[string]string{"writer": "off"}, wantEvents: []string{"Normal WriterOff the writer is off"}},
+	}
+	for _, s := range steps {
+		on, got := step(s.labels)
+		if on != s.wantOn {
+			t.Errorf("%s: Passive = %v, want %v", s.name, on, s.wantOn)
+		}
+		if diff := cmp.Diff(s.wantEvents, got); diff != "" {
+			t.Errorf("%s: events (-want +got):\n%s", s.name, diff)
+		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/capability"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/fieldmanager"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
@@ -81,7 +82,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	}
 	recorder := eventnote.Truncating(mgr.GetEventRecorder(ControllerName))
 	r := &Reconciler{client: mgr.GetClient(), slices: slices, apiReader: mgr.GetAPIReader(), recorder: recorder, managerName: opts.ManagerName,
-		upstream: &upstream{recorder: recorder}, reports: reportonce.New(), leftOut: newLeftOutCounts()}
+		upstream: &coexistence.Guard{Recorder: recorder, BuiltIn: &builtInWriter}, reports: reportonce.New(), leftOut: newLeftOutCounts()}
 	m := mapper{client: mgr.GetClient()}
 	b := ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1)}).
@@ -94,7 +95,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(m.ofCluster), builder.WithPredicates(clusterMembership())).
 		WatchesMetadata(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(m.ofNamespace), builder.WithPredicates(membership.LifecycleChanged()))
 	if capability.APIServed(mgr.GetRESTMapper(), schema.GroupVersion(operatorv1.GroupVersion).WithKind("ClusterManager")) {
-		r.upstream.reader = mgr.GetClient()
+		r.upstream.Reader = mgr.GetClient()
 		b = b.Watches(&operatorv1.ClusterManager{}, handler.EnqueueRequestsFromMapFunc(m.all), builder.WithPredicates(upstreamSwitched()))
 	} else {
 		mgr.GetLogger().WithName(ControllerName).Info("ClusterManager API not served; not checking for OCM's own writer of PlacementDecision slices")

@@ -19,6 +19,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/optional"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
@@ -40,14 +41,14 @@ type Reconciler struct {
 	slices, apiReader client.Reader
 	recorder          events.EventRecorder
 	managerName       string
-	upstream          *upstream
+	upstream          *coexistence.Guard
 	reports           *reportonce.Memory
 	leftOut           *leftOutCounts
 }
 
 // Reconcile brings one Placement's slices in line.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	if yielding, err := r.upstream.yielding(ctx); err != nil || yielding {
+	if yielding, err := r.upstream.Passive(ctx); err != nil || yielding {
 		return ctrl.Result{}, err
 	}
 	world, err := r.world(ctx, req.NamespacedName)

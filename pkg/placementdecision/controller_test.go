@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/internal/fakeclient"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
@@ -85,7 +86,7 @@ func TestReconcile(t *testing.T) {
 			c := fakeclient.New(tc.objects...)
 			recorder := events.NewFakeRecorder(10)
 			r := &Reconciler{client: c, slices: labelledOurs{c}, apiReader: c, recorder: recorder, managerName: testManager,
-				upstream: &upstream{reader: c, recorder: recorder}, reports: reportonce.New(), leftOut: newLeftOutCounts()}
+				upstream: &coexistence.Guard{Reader: c, Recorder: recorder, BuiltIn: &builtInWriter}, reports: reportonce.New(), leftOut: newLeftOutCounts()}
 			req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "gpus"}}
 
 			if _, err := r.Reconcile(context.Background(), req); err != nil {
@@ -109,7 +110,7 @@ func TestReconcileReportsOncePerChange(t *testing.T) {
 	c := fakeclient.New(teamWorld()...)
 	recorder := events.NewFakeRecorder(10)
 	r := &Reconciler{client: c, slices: labelledOurs{c}, apiReader: c, recorder: recorder, managerName: testManager,
-		upstream: &upstream{}, reports: reportonce.New(), leftOut: newLeftOutCounts()}
+		upstream: &coexistence.Guard{BuiltIn: &builtInWriter}, reports: reportonce.New(), leftOut: newLeftOutCounts()}
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "gpus"}}
 	reconcile := func() []string {
 		t.Helper()

@@ -7,15 +7,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/events"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
-	operatorv1 "open-cluster-management.io/api/operator/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
@@ -104,61 +100,27 @@ func (c *leftOutCounts) set(placement string, leftOut map[string][]string) (hadS
 	return len(before) > 0
 }
 
-// upstream tells whether OCM's placement controller writes these slices
-// itself (a ClusterManager enables coexistence.PlacementDecisionGate): its
-// writer names its slices after OCM's PlacementDecisions and deletes, with
-// the same label, any it has no decision of that name for, so the two
-// cannot write side by side. While it is on this capability writes
-// nothing; once it is off, it takes the slices over in place.
-type upstream struct {
-	// reader lists ClusterManagers; nil when their API is not served (no
-	// OCM operator), and then there is nothing to yield to.
-	reader   client.Reader
-	recorder events.EventRecorder
-	on       atomic.Bool
-}
-
-func (u *upstream) yielding(ctx context.Context) (bool, error) {
-	if u == nil || u.reader == nil {
-		return false, nil
-	}
-	managers := &operatorv1.ClusterManagerList{}
-	if err := u.reader.List(ctx, managers); err != nil {
-		return false, fmt.Errorf("listing ClusterManagers: %w", err)
-	}
-	var enabledBy *operatorv1.ClusterManager
-	for i := range managers.Items {
-		if coexistence.EnablesBuiltInPlacementDecisions(&managers.Items[i]) {
-			enabledBy = &managers.Items[i]
-			break
-		}
-	}
-	on := enabledBy != nil
-	if u.on.Swap(on) != on {
-		u.report(ctx, enabledBy, managers.Items)
-	}
-	metrics.SetYieldingToUpstream(CapabilityName, on)
-	return on, nil
-}
-
-func (u *upstream) report(ctx context.Context, enabledBy *operatorv1.ClusterManager, managers []operatorv1.ClusterManager) {
-	log := ctrl.LoggerFrom(ctx)
-	if enabledBy != nil {
-		log.Info("OCM's placement controller writes the PlacementDecision slices itself (ClusterManager spec.placementConfiguration.featureGates "+
-			"has "+coexistence.PlacementDecisionGate+"=Enable); this capability writes nothing until it is disabled", "clusterManager", enabledBy.Name)
-		u.event(enabledBy, corev1.EventTypeWarning, coexistence.ReasonYieldingToUpstream, "OCM's placement controller's "+
-			coexistence.PlacementDecisionGate+" gate is enabled; clusterprofile-manager writes no PlacementDecision slice until it is disabled")
-		return
-	}
-	log.Info("OCM's placement controller does not write PlacementDecision slices; this capability writes them")
-	for i := range managers {
-		u.event(&managers[i], corev1.EventTypeNormal, coexistence.ReasonTakingOver, "OCM's placement controller's "+
-			coexistence.PlacementDecisionGate+" gate is off; clusterprofile-manager writes the PlacementDecision slices")
-	}
-}
-
-func (u *upstream) event(obj runtime.Object, eventType, reason, note string) {
-	if u.recorder != nil {
-		u.recorder.Eventf(obj, nil, eventType, reason, actionPublish, "%s", note)
-	}
+// builtInWriter is OCM's placement controller's own writer of these
+// slices (a ClusterManager enables coexistence.PlacementDecisionGate): it
+// names its slices after OCM's PlacementDecisions and deletes, with the
+// same label, any it has no decision of that name for, so the two cannot
+// write side by side. While it is on this capability writes nothing; once
+// it is off, it takes the slices over in place.
+var builtInWriter = coexistence.BuiltIn{
+	Capability: CapabilityName,
+	Enables:    coexistence.EnablesBuiltInPlacementDecisions,
+	On: coexistence.Report{
+		Log: "OCM's placement controller writes the PlacementDecision slices itself (ClusterManager spec.placementConfiguration.featureGates " +
+			"has " + coexistence.PlacementDecisionGate + "=Enable); this capability writes nothing until it is disabled",
+		Reason: coexistence.ReasonYieldingToUpstream,
+		Note: "OCM's placement controller's " + coexistence.PlacementDecisionGate +
+			" gate is enabled; clusterprofile-manager writes no PlacementDecision slice until it is disabled",
+	},
+	Off: coexistence.Report{
+		Log:    "OCM's placement controller does not write PlacementDecision slices; this capability writes them",
+		Reason: coexistence.ReasonTakingOver,
+		Note: "OCM's placement controller's " + coexistence.PlacementDecisionGate +
+			" gate is off; clusterprofile-manager writes the PlacementDecision slices",
+	},
+	Action: actionPublish,
 }
