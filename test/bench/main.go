@@ -59,6 +59,8 @@ type config struct {
 	// peakRSSTargetMiB, when positive, is a target for the peak RSS of every
 	// manager process of the run, reported with a verdict.
 	peakRSSTargetMiB float64
+	// goals checks Scale III's goals (goals.go): the run fails on a miss.
+	goals bool
 	// churn is how long the churn phase drives scale events and condition
 	// flaps (real time, compressed churnCompression×); 0 skips it.
 	churn time.Duration
@@ -106,6 +108,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.upstreamPath, "upstream", "", "Path to OCM's own mirror (bin/ocm/upstream-clusterprofile-mirror, built by `make ocm-binaries`) to measure on the same world; empty skips it.")
 	fs.Var(&c.managerFlags, "manager-flag", "An extra flag for the manager, e.g. -manager-flag=--zap-log-level=2 (repeatable).")
 	fs.Float64Var(&c.peakRSSTargetMiB, "peak-rss-target", 0, "A target for the peak RSS of every manager process, in MiB (the issue's: 300 for the whole bundle, 200 for the mirror at 35,000 profiles); 0 reports none.")
+	fs.BoolVar(&c.goals, "goals", false, "Check Scale III's goals (docs/performance.md: the chart's defaults at 35,000 profiles) and exit 1 naming every row a figure misses.")
 	fs.IntVar(&c.gcPercent, "gogc", 0, "The manager's GOGC, as the chart's gcPercent sets it (e.g. 50, the chart's default); 0 leaves Go's default (100).")
 	fs.DurationVar(&c.churn, "churn", 2*time.Minute, "How long to churn every cluster's node count claim and Available condition, once with the facts' write budget and once without (time runs 10× faster than a fleet's); 0 skips the phase.")
 	fs.IntVar(&c.churnClusters, "churn-clusters", 100, "How many clusters churn (the first ones), so that the world's size and the churn's load are set apart; 0 churns every cluster. The default is what 2 cores keep on schedule.")
@@ -197,6 +200,12 @@ func benchMain() int {
 	defer cancel()
 
 	res, err := run(ctx, cfg)
+	if cfg.goals && res != nil {
+		res.Goals = scaleGoals(res)
+		if missed := missedGoals(res.Goals); missed != "" {
+			err = errors.Join(err, errors.New(missed))
+		}
+	}
 	printReport(os.Stdout, res)
 	if cfg.jsonPath != "" {
 		if jsonErr := writeJSON(cfg.jsonPath, res); jsonErr != nil {

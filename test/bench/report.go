@@ -49,6 +49,8 @@ type results struct {
 	Upstream *upstreamResult `json:"upstream,omitempty"`
 	// Memory has one entry per manager process, in start order.
 	Memory []processMemory `json:"memory,omitempty"`
+	// Goals are Scale III's rows with -goals.
+	Goals []goal `json:"goals,omitempty"`
 	// ManagerLogs is the directory holding the manager logs.
 	ManagerLogs string `json:"managerLogs,omitempty"`
 }
@@ -323,6 +325,7 @@ func printReport(out io.Writer, r *results) {
 	printChanges(t, r)
 	printUpstream(t, r)
 	printMemory(t, r)
+	printGoals(t, r.Goals)
 }
 
 // printConvergence prints the floor, the cold start, idle time and the
