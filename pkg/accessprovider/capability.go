@@ -65,7 +65,7 @@ func sourceCapability(name string, gate featuregate.Feature, requires []schema.G
 		Gate:     gate,
 		Requires: append(append([]schema.GroupVersionKind{clusterprofile.API}, membership.APIs...), requires...),
 		Indexes:  []fieldindex.Index{clusterprofile.NameIndex, membership.Index},
-		Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+		Setup: func(ctx context.Context, mgr ctrl.Manager, _ capability.Gates) error {
 			return Setup(ctx, mgr, opts)
 		},
 		Teardown: func(ctx context.Context, mgr ctrl.Manager) error {

@@ -50,7 +50,7 @@ func Capability(opts Options) capability.Capability {
 			schema.GroupVersion(addonapiv1beta1.GroupVersion).WithKind("ManagedClusterAddOn"),
 			schema.GroupVersion(workv1.GroupVersion).WithKind("ManifestWork"),
 		},
-		Setup: func(ctx context.Context, mgr ctrl.Manager) error { return Setup(ctx, mgr, opts) },
+		Setup: func(ctx context.Context, mgr ctrl.Manager, _ capability.Gates) error { return Setup(ctx, mgr, opts) },
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/component-base/featuregate"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -28,11 +29,14 @@ import (
 // Options configure the capability.
 type Options struct {
 	Settings
-	// Entries builds, on the manager, the entries the hub publishes; nil
-	// publishes none, and no cluster Secret is written.
-	Entries func(mgr ctrl.Manager) (Entries, error)
-	// EntriesRequire are the APIs Entries reads.
-	EntriesRequire []schema.GroupVersionKind
+	// Entries builds, on the manager, the entries the hub publishes, those
+	// of the access providers gates turn on; nil publishes none, and no
+	// cluster Secret is written.
+	Entries func(mgr ctrl.Manager, gates capability.Gates) (Entries, error)
+	// EntriesRequire are the APIs Entries reads while a gate is on.
+	EntriesRequire map[featuregate.Feature][]schema.GroupVersionKind
+	// Gates are the runner's, for Entries (the Capability sets them).
+	Gates capability.Gates
 }
 
 // Capability is the Argo CD integration as the manager starts it: gate
@@ -43,11 +47,14 @@ type Options struct {
 func Capability(opts Options) capability.Capability {
 	opts.Settings = opts.Settings.WithDefaults()
 	return capability.Capability{
-		Name:     "Argo CD integration",
-		Gate:     features.ClusterProfileArgoCD,
-		Requires: append(append([]schema.GroupVersionKind{clusterprofile.API}, membership.APIs...), opts.EntriesRequire...),
-		Indexes:  []fieldindex.Index{clusterprofile.NameIndex, membership.Index},
-		Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+		Name:       "Argo CD integration",
+		Gate:       features.ClusterProfileArgoCD,
+		Requires:   append([]schema.GroupVersionKind{clusterprofile.API}, membership.APIs...),
+		RequiresIf: opts.EntriesRequire,
+		Indexes:    []fieldindex.Index{clusterprofile.NameIndex, membership.Index},
+		Setup: func(ctx context.Context, mgr ctrl.Manager, gates capability.Gates) error {
+			opts := opts
+			opts.Gates = gates
 			return Setup(ctx, mgr, opts)
 		},
 	}
@@ -70,7 +77,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts Options) error {
 	r := &Reconciler{client: mgr.GetClient(), secrets: secrets, names: names, apiReader: mgr.GetAPIReader(),
 		recorder: eventnote.Truncating(mgr.GetEventRecorder(ControllerName)), settings: opts.Settings, reports: reportonce.New()}
 	if opts.Entries != nil {
-		if r.entries, err = opts.Entries(mgr); err != nil {
+		if r.entries, err = opts.Entries(mgr, opts.Gates); err != nil {
 			return err
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +33,15 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/fieldindex"
 )
 
+// Gates tells which feature gates are on. The runner hands its gates to
+// every Setup, so what a capability does while another one is on (the
+// mirror folding the agent's reports, the syncer recording the entries of
+// the access providers that run) follows the gates the runner reads, and
+// nothing else reads them.
+type Gates interface {
+	Enabled(featuregate.Feature) bool
+}
+
 // Capability is one thing the manager can do, behind one feature gate.
 type Capability struct {
 	// Name names it in logs, e.g. "mirror".
@@ -40,10 +50,13 @@ type Capability struct {
 	Gate featuregate.Feature
 	// Requires are the APIs it cannot work without.
 	Requires []schema.GroupVersionKind
+	// RequiresIf are the APIs it also needs while another gate is on.
+	RequiresIf map[featuregate.Feature][]schema.GroupVersionKind
 	// Indexes are the shared field indexes its Setup relies on.
 	Indexes []fieldindex.Index
-	// Setup registers its caches, controllers and runnables with the manager.
-	Setup func(ctx context.Context, mgr ctrl.Manager) error
+	// Setup registers its caches, controllers and runnables with the
+	// manager, given the runner's gates.
+	Setup func(ctx context.Context, mgr ctrl.Manager, gates Gates) error
 	// Teardown removes what it published while its gate is off; nil when it
 	// publishes nothing of its own. It is retried until it succeeds, so it
 	// must be idempotent, and it should page through large lists.
@@ -94,7 +107,8 @@ func (r *Runner) Start(ctx context.Context, capabilities []Capability) error {
 // start sets c up now if its APIs are served, else once they are.
 func (r *Runner) start(ctx context.Context, c Capability) error {
 	log := ctrl.Log.WithName("capability").WithValues("capability", c.Name, "gate", c.Gate)
-	missing := r.unserved(c.Requires)
+	requires := r.requires(c)
+	missing := r.unserved(requires)
 	metrics.SetCapabilityWaiting(c.Name, len(missing) > 0)
 	if len(missing) == 0 {
 		return r.setup(ctx, c)
@@ -102,7 +116,7 @@ func (r *Runner) start(ctx context.Context, c Capability) error {
 	log.Info("Waiting for required APIs; the capability starts as soon as they are served", "missing", strings.Join(missing, ", "))
 	return r.Manager.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		err := wait.PollUntilContextCancel(ctx, r.PollInterval, false, func(context.Context) (bool, error) {
-			return len(r.unserved(c.Requires)) == 0, nil
+			return len(r.unserved(requires)) == 0, nil
 		})
 		if err != nil {
 			return nil // the manager is stopping
@@ -117,7 +131,7 @@ func (r *Runner) setup(ctx context.Context, c Capability) error {
 	if err := r.registerIndexes(ctx, c); err != nil {
 		return err
 	}
-	if err := c.Setup(ctx, r.Manager); err != nil {
+	if err := c.Setup(ctx, r.Manager, r.Gates); err != nil {
 		return fmt.Errorf("setting up the %s: %w", c.Name, err)
 	}
 	return nil
@@ -178,6 +192,17 @@ func RetryUntilDone(ctx context.Context, backoff wait.Backoff, attempt func(cont
 		}
 		return err == nil, nil
 	})
+}
+
+// requires are the APIs c needs with the gates that are on.
+func (r *Runner) requires(c Capability) []schema.GroupVersionKind {
+	requires := slices.Clone(c.Requires)
+	for gate, apis := range c.RequiresIf {
+		if r.Gates.Enabled(gate) {
+			requires = append(requires, apis...)
+		}
+	}
+	return requires
 }
 
 // unserved names the required APIs the API server does not serve.

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/metadata"
+	"k8s.io/component-base/featuregate"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -41,10 +42,13 @@ type Options struct {
 	// consumer namespaces go (UnscopedEverywhere when empty).
 	Unscoped UnscopedTokens
 	// Published builds, on the manager, the entries whose servers the copies
-	// record; nil records none, and cp-creds then refuses every copy.
-	Published func(mgr ctrl.Manager) (Published, error)
-	// PublishedRequires are the APIs Published reads.
-	PublishedRequires []schema.GroupVersionKind
+	// record, those of the access providers gates turn on; nil records none,
+	// and cp-creds then refuses every copy.
+	Published func(mgr ctrl.Manager, gates capability.Gates) (Published, error)
+	// PublishedRequires are the APIs Published reads while a gate is on.
+	PublishedRequires map[featuregate.Feature][]schema.GroupVersionKind
+	// Gates are the runner's, for Published (the Capability sets them).
+	Gates capability.Gates
 	// Upstream watches managed-serviceaccount's own syncer, to which this
 	// one yields; nil: not watched.
 	Upstream *coexistence.TwinWatch
@@ -92,7 +96,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	if opts.Published != nil {
-		if r.published, err = opts.Published(mgr); err != nil {
+		if r.published, err = opts.Published(mgr, opts.Gates); err != nil {
 			return err
 		}
 	}
@@ -127,10 +131,13 @@ func Capability(opts Options) capability.Capability {
 	return capability.Capability{
 		Name: "credential syncer",
 		Gate: features.ClusterProfileCredSyncer,
-		Requires: append(append([]schema.GroupVersionKind{clusterprofile.API,
-			authv1beta1.GroupVersion.WithKind("ManagedServiceAccount")}, membership.APIs...), opts.PublishedRequires...),
-		Indexes: []fieldindex.Index{clusterprofile.NameIndex, membership.Index},
-		Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+		Requires: append([]schema.GroupVersionKind{clusterprofile.API,
+			authv1beta1.GroupVersion.WithKind("ManagedServiceAccount")}, membership.APIs...),
+		RequiresIf: opts.PublishedRequires,
+		Indexes:    []fieldindex.Index{clusterprofile.NameIndex, membership.Index},
+		Setup: func(ctx context.Context, mgr ctrl.Manager, gates capability.Gates) error {
+			opts := opts
+			opts.Gates = gates
 			return Setup(ctx, mgr, opts)
 		},
 		Teardown: func(ctx context.Context, mgr ctrl.Manager) error {

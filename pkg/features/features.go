@@ -5,6 +5,9 @@
 package features
 
 import (
+	"maps"
+	"slices"
+
 	"k8s.io/component-base/featuregate"
 )
 
@@ -55,6 +58,13 @@ var defaultFeatureGates = map[featuregate.Feature]featuregate.FeatureSpec{
 	ClusterProfileMultiKueue:        {Default: false, PreRelease: featuregate.Alpha},
 	ClusterProfileArgoCD:            {Default: false, PreRelease: featuregate.Alpha},
 	ClusterProfilePlacementDecision: {Default: false, PreRelease: featuregate.Alpha},
+}
+
+// All are the manager's features, in name order.
+func All() []featuregate.Feature {
+	all := slices.Collect(maps.Keys(defaultFeatureGates))
+	slices.Sort(all)
+	return all
 }
 
 // NewGate returns a fresh gate that knows every feature of the manager, all at

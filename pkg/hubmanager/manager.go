@@ -209,12 +209,11 @@ func Capabilities(opts Options) []capability.Capability {
 	access.ProxyTwin = coexistence.NewTwinWatch(coexistence.ClusterProxyWriter, opts.Coexistence)
 	return []capability.Capability{
 		mirror.Capability(mirror.Options{
-			ManagerName:  opts.ClusterManagerName,
-			Workers:      opts.MirrorWorkers,
-			AgentReports: opts.FeatureGates.Enabled(features.ClusterProfileAgent),
-			Deletions:    deletions,
-			Facts:        opts.Facts,
-			Namespace:    ownNamespace(opts),
+			ManagerName: opts.ClusterManagerName,
+			Workers:     opts.MirrorWorkers,
+			Deletions:   deletions,
+			Facts:       opts.Facts,
+			Namespace:   ownNamespace(opts),
 		}),
 		accessprovider.ProxyCapability(access),
 		accessprovider.DirectCapability(access),
@@ -246,48 +245,47 @@ func ownNamespace(opts Options) string {
 // credSyncerOptions has the syncer record, on every copy, the servers of
 // the entries the enabled access providers (access) publish.
 func credSyncerOptions(opts Options, access accessprovider.Options) credsync.Options {
-	published, requires := publishedEntries(opts, access)
 	return credsync.Options{ManagerName: opts.ClusterManagerName, Workers: opts.MirrorWorkers, Unscoped: opts.UnscopedTokens,
 		Upstream:          coexistence.NewTwinWatch(coexistence.ManagedServiceAccountSyncer, opts.Coexistence),
-		PublishedRequires: requires,
-		Published:         func(mgr ctrl.Manager) (credsync.Published, error) { return published(mgr) },
+		PublishedRequires: publishedEntriesRequire,
+		Published: func(mgr ctrl.Manager, gates capability.Gates) (credsync.Published, error) {
+			return publishedEntries(mgr, gates, access)
+		},
 	}
 }
 
 // argoCDOptions has the Argo CD integration reach the clusters through the
 // entries the enabled access providers (access) publish.
 func argoCDOptions(opts Options, access accessprovider.Options) argocd.Options {
-	published, requires := publishedEntries(opts, access)
 	settings := opts.ArgoCD
 	settings.ManagerName = opts.ClusterManagerName
-	return argocd.Options{Settings: settings, EntriesRequire: requires,
-		Entries: func(mgr ctrl.Manager) (argocd.Entries, error) { return published(mgr) }}
+	return argocd.Options{Settings: settings, EntriesRequire: publishedEntriesRequire,
+		Entries: func(mgr ctrl.Manager, gates capability.Gates) (argocd.Entries, error) {
+			return publishedEntries(mgr, gates, access)
+		}}
 }
 
-// publishedEntries builds, on a manager, the entries the enabled access
-// providers publish, with the very functions that write them, and says
-// which APIs they read.
-func publishedEntries(opts Options, access accessprovider.Options) (func(ctrl.Manager) (accessprovider.Published, error), []schema.GroupVersionKind) {
-	proxy := opts.FeatureGates.Enabled(features.ClusterProfileAccessProvider)
-	direct := opts.FeatureGates.Enabled(features.ClusterProfileDirectAccess)
-	var requires []schema.GroupVersionKind
-	if proxy {
-		requires = accessprovider.ProxyRequires
+// publishedEntriesRequire are the APIs publishedEntries reads, by the gate
+// that makes it read them.
+var publishedEntriesRequire = map[featuregate.Feature][]schema.GroupVersionKind{
+	features.ClusterProfileAccessProvider: accessprovider.ProxyRequires,
+}
+
+// publishedEntries builds, on a manager, the entries the access providers
+// that gates turn on publish, with the very functions that write them.
+func publishedEntries(mgr ctrl.Manager, gates capability.Gates, access accessprovider.Options) (accessprovider.Published, error) {
+	var published accessprovider.Published
+	if gates.Enabled(features.ClusterProfileAccessProvider) {
+		source, err := accessprovider.NewProxy(mgr, access)
+		if err != nil {
+			return nil, err
+		}
+		published = append(published, source)
 	}
-	return func(mgr ctrl.Manager) (accessprovider.Published, error) {
-		var published accessprovider.Published
-		if proxy {
-			source, err := accessprovider.NewProxy(mgr, access)
-			if err != nil {
-				return nil, err
-			}
-			published = append(published, source)
-		}
-		if direct {
-			published = append(published, accessprovider.NewDirect(mgr, access))
-		}
-		return published, nil
-	}, requires
+	if gates.Enabled(features.ClusterProfileDirectAccess) {
+		published = append(published, accessprovider.NewDirect(mgr, access))
+	}
+	return published, nil
 }
 
 func accessProviderOptions(opts Options) accessprovider.Options {

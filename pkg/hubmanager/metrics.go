@@ -121,9 +121,7 @@ var featureEnabled = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 // observeFeatureGates records every gate of the project, on or off.
 func observeFeatureGates(gates featuregate.FeatureGate) {
 	metrics.RegisterCollector(featureEnabled)
-	for _, f := range []featuregate.Feature{features.ClusterProfile, features.ClusterProfileAccessProvider,
-		features.ClusterProfileDirectAccess, features.ClusterProfileCredSyncer, features.ClusterProfileAgent,
-		features.ClusterProfileMultiKueue} {
+	for _, f := range features.All() {
 		value := 0.0
 		if gates.Enabled(f) {
 			value = 1

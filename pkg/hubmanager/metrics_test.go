@@ -70,9 +70,11 @@ func TestFeatureGatesAreReported(t *testing.T) {
 clusterprofile_feature_enabled{feature="ClusterProfile"} 1
 clusterprofile_feature_enabled{feature="ClusterProfileAccessProvider"} 0
 clusterprofile_feature_enabled{feature="ClusterProfileAgent"} 0
+clusterprofile_feature_enabled{feature="ClusterProfileArgoCD"} 0
 clusterprofile_feature_enabled{feature="ClusterProfileCredSyncer"} 1
 clusterprofile_feature_enabled{feature="ClusterProfileDirectAccess"} 0
 clusterprofile_feature_enabled{feature="ClusterProfileMultiKueue"} 0
+clusterprofile_feature_enabled{feature="ClusterProfilePlacementDecision"} 0
 `
 	if err := testutil.CollectAndCompare(featureEnabled, strings.NewReader(want)); err != nil {
 		t.Error(err)

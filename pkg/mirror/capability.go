@@ -50,7 +50,9 @@ func Capability(opts Options) capability.Capability {
 		Gate:     features.ClusterProfile,
 		Requires: append([]schema.GroupVersionKind{clusterprofile.API}, membership.APIs...),
 		Indexes:  []fieldindex.Index{clusterprofile.NameIndex, membership.Index, IDIndex},
-		Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+		Setup: func(ctx context.Context, mgr ctrl.Manager, gates capability.Gates) error {
+			opts := opts
+			opts.AgentReports = gates.Enabled(features.ClusterProfileAgent)
 			return Setup(ctx, mgr, opts)
 		},
 		Teardown: func(ctx context.Context, mgr ctrl.Manager) error {

@@ -41,7 +41,7 @@ func Capability(opts Options) capability.Capability {
 		Gate:     features.ClusterProfileMultiKueue,
 		Requires: requires,
 		Indexes:  []fieldindex.Index{clusterprofile.NameIndex, membership.Index},
-		Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+		Setup: func(ctx context.Context, mgr ctrl.Manager, _ capability.Gates) error {
 			return Setup(ctx, mgr, opts)
 		},
 		Teardown: func(ctx context.Context, mgr ctrl.Manager) error {

@@ -59,7 +59,7 @@ func Capability(opts Options) capability.Capability {
 		Gate:     features.ClusterProfilePlacementDecision,
 		Requires: append(append([]schema.GroupVersionKind{clusterprofile.API, API}, placementAPIs...), membership.APIs...),
 		Indexes:  []fieldindex.Index{membership.Index},
-		Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+		Setup: func(ctx context.Context, mgr ctrl.Manager, _ capability.Gates) error {
 			return Setup(ctx, mgr, opts)
 		},
 		Teardown: func(ctx context.Context, mgr ctrl.Manager) error {

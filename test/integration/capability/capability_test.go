@@ -126,8 +126,10 @@ func start(t *testing.T, mgr ctrl.Manager) {
 	})
 }
 
-// TestACapabilityWaitsForItsAPIAndSharesIndexes: two capabilities on one
-// manager need the same index, one needs an API installed later.
+// TestACapabilityWaitsForItsAPIAndSharesIndexes: three capabilities on one
+// manager need the same index; one needs an API installed later while a
+// gate that is on is on, another needs it only while a gate that is off is
+// on. Each Setup gets the runner's gates.
 func TestACapabilityWaitsForItsAPIAndSharesIndexes(t *testing.T) {
 	mgr, gates := newManager(t, features.ClusterProfileCredSyncer)
 	var indexRegistrations, setups atomic.Int32
@@ -135,21 +137,30 @@ func TestACapabilityWaitsForItsAPIAndSharesIndexes(t *testing.T) {
 		indexRegistrations.Add(1)
 		return nil
 	}}
+	msa := []schema.GroupVersionKind{authv1beta1.GroupVersion.WithKind("ManagedServiceAccount")}
 	capabilities := []capability.Capability{
 		{Name: "now", Gate: features.ClusterProfileCredSyncer, Indexes: []fieldindex.Index{shared},
-			Setup: func(context.Context, ctrl.Manager) error { setups.Add(1); return nil }},
+			Setup: func(_ context.Context, _ ctrl.Manager, gates capability.Gates) error {
+				if gates.Enabled(features.ClusterProfileCredSyncer) && !gates.Enabled(features.ClusterProfileAgent) {
+					setups.Add(1)
+				}
+				return nil
+			}},
 		{Name: "later", Gate: features.ClusterProfileCredSyncer, Indexes: []fieldindex.Index{shared},
-			Requires: []schema.GroupVersionKind{authv1beta1.GroupVersion.WithKind("ManagedServiceAccount")},
-			Setup:    func(context.Context, ctrl.Manager) error { setups.Add(10); return nil }},
+			RequiresIf: map[featuregate.Feature][]schema.GroupVersionKind{features.ClusterProfileCredSyncer: msa},
+			Setup:      func(context.Context, ctrl.Manager, capability.Gates) error { setups.Add(10); return nil }},
+		{Name: "not needed", Gate: features.ClusterProfileCredSyncer,
+			RequiresIf: map[featuregate.Feature][]schema.GroupVersionKind{features.ClusterProfileAgent: msa},
+			Setup:      func(context.Context, ctrl.Manager, capability.Gates) error { setups.Add(100); return nil }},
 	}
 	runner := &capability.Runner{Manager: mgr, Gates: gates, PollInterval: 100 * time.Millisecond}
 	NewWithT(t).Expect(runner.Start(context.Background(), capabilities)).To(Succeed())
-	NewWithT(t).Expect(setups.Load()).To(Equal(int32(1)), "the capability whose APIs are served starts at once")
+	NewWithT(t).Expect(setups.Load()).To(Equal(int32(101)), "the capabilities whose APIs are served start at once, with the runner's gates")
 	start(t, mgr)
-	NewWithT(t).Consistently(setups.Load, time.Second, 100*time.Millisecond).Should(Equal(int32(1)), "the other waits")
+	NewWithT(t).Consistently(setups.Load, time.Second, 100*time.Millisecond).Should(Equal(int32(101)), "the other waits")
 
 	NewWithT(t).Expect(env.InstallCRD(msaCRD)).To(Succeed())
-	NewWithT(t).Eventually(setups.Load, 20*time.Second, 100*time.Millisecond).Should(Equal(int32(11)))
+	NewWithT(t).Eventually(setups.Load, 20*time.Second, 100*time.Millisecond).Should(Equal(int32(111)))
 	NewWithT(t).Expect(indexRegistrations.Load()).To(Equal(int32(1)), "a shared index is registered once")
 }
 
@@ -160,14 +171,14 @@ func TestTeardownsRetryUntilTheySucceed(t *testing.T) {
 	mgr, gates := newManager(t, "")
 	var attempts, optInRuns atomic.Int32
 	capabilities := []capability.Capability{
-		{Name: "flaky", Gate: features.ClusterProfile, Setup: func(context.Context, ctrl.Manager) error { return nil },
+		{Name: "flaky", Gate: features.ClusterProfile, Setup: func(context.Context, ctrl.Manager, capability.Gates) error { return nil },
 			Teardown: func(context.Context, ctrl.Manager) error {
 				if attempts.Add(1) < 3 {
 					return errors.New("the API server is busy")
 				}
 				return nil
 			}},
-		{Name: "opt-in", Gate: features.ClusterProfileCredSyncer, Setup: func(context.Context, ctrl.Manager) error { return nil },
+		{Name: "opt-in", Gate: features.ClusterProfileCredSyncer, Setup: func(context.Context, ctrl.Manager, capability.Gates) error { return nil },
 			Teardown: func(context.Context, ctrl.Manager) error { optInRuns.Add(1); return nil }, TeardownIsOptIn: true},
 	}
 	runner := &capability.Runner{Manager: mgr, Gates: gates,
