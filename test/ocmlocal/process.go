@@ -5,11 +5,13 @@ package ocmlocal
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -138,6 +140,13 @@ func (ps *processes) remove(p *process) {
 	}
 }
 
+// freePorts picks n free ports below the kernel's ephemeral range
+// (ephemeralPortsFrom). A port the kernel hands out for 127.0.0.1:0 comes
+// from that range, and once released any process's outgoing connection
+// may take it before the server meant to bind it does: with several local
+// OCMs starting at once (the end-to-end suite, the harness's own tests and
+// the demo's), an API server then fails with "address already in use".
+// Below the range, only another listener can take it.
 func freePorts(n int) ([]int, error) {
 	// Hold all listeners until every port is chosen, so none repeats.
 	var ls []net.Listener
@@ -146,16 +155,43 @@ func freePorts(n int) ([]int, error) {
 			l.Close()
 		}
 	}()
+	high := ephemeralPortsFrom()
 	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for tries := 0; len(ports) < n; tries++ {
+		if tries == 1000 {
+			return nil, fmt.Errorf("no %d free ports between %d and %d", n, lowestPort, high)
+		}
+		port := lowestPort + rand.IntN(high-lowestPort)
+		l, err := net.Listen("tcp", hostPort(port))
 		if err != nil {
-			return nil, err
+			continue // taken
 		}
 		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		ports = append(ports, port)
 	}
 	return ports, nil
+}
+
+// lowestPort is the lowest port freePorts picks: above the well-known and
+// the usual fixed service ports.
+const lowestPort = 10000
+
+// ephemeralPortsFrom is where the kernel's ephemeral ports start (32768 by
+// default; net.ipv4.ip_local_port_range).
+func ephemeralPortsFrom() int {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) == 0 {
+		return 32768
+	}
+	from, err := strconv.Atoi(fields[0])
+	if err != nil || from <= lowestPort+1000 {
+		return 32768
+	}
+	return from
 }
 
 func hostPort(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
