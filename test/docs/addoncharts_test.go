@@ -18,25 +18,27 @@ import (
 )
 
 // addOnChart is an add-on's chart as OCM's guide installs it: the release,
-// the Go module that ships the chart (at the version the suites run), the
-// chart's directory in it, its manager Deployment, the values the guide
-// sets, and the manager flag that turns its ClusterProfile writer on.
+// the Go module that ships the chart (at the version the suites run, which
+// hack/ocmlocal.sh's versionVariable names), the chart's directory in it,
+// its manager Deployment, the values the guide sets, and the manager flag
+// that turns its ClusterProfile writer on.
 type addOnChart struct {
-	release, module, dir, deployment string
-	guideValues                      []string
-	gate                             string
+	release, module, versionVariable, dir, deployment string
+	guideValues                                       []string
+	gate                                              string
 }
 
 var addOnCharts = map[string]addOnChart{
 	"ocm/cluster-proxy": {
-		release: "cluster-proxy", module: "open-cluster-management.io/cluster-proxy", dir: "charts/cluster-proxy",
+		release: "cluster-proxy", module: "open-cluster-management.io/cluster-proxy", versionVariable: "CLUSTER_PROXY_VERSION",
+		dir:        "charts/cluster-proxy",
 		deployment: "cluster-proxy-addon-manager",
 		guideValues: []string{"userServer.enabled=true", "enableServiceProxy=true",
 			"featureGates.clusterProfileAccessProvider=true"},
 		gate: "ClusterProfileAccessProvider",
 	},
 	"ocm/managed-serviceaccount": {
-		release: "managed-serviceaccount", module: "open-cluster-management.io/managed-serviceaccount",
+		release: "managed-serviceaccount", module: "open-cluster-management.io/managed-serviceaccount", versionVariable: "MSA_VERSION",
 		dir: "charts/managed-serviceaccount", deployment: "managed-serviceaccount-addon-manager",
 		guideValues: []string{"featureGates.clusterProfileCredSyncer=true"},
 		gate:        "ClusterProfileCredSyncer",
@@ -106,8 +108,7 @@ func loadAddOnChart(t *testing.T, root string, addOn addOnChart, ocmlocalScript 
 		t.Fatalf("locating %s: %v", addOn.module, err)
 	}
 	version, dir, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
-	variable := map[string]string{"cluster-proxy": "CLUSTER_PROXY_VERSION", "managed-serviceaccount": "MSA_VERSION"}[addOn.release]
-	if tested := submatch(t, regexp.MustCompile(variable+`="\$\{`+variable+`:-([^}]+)\}"`), ocmlocalScript, variable); version != tested {
+	if tested := shellDefault(t, ocmlocalScript, addOn.versionVariable); version != tested {
 		t.Fatalf("go.mod has %s %s, the local OCM runs %s", addOn.module, version, tested)
 	}
 	c, err := chartrender.Load(filepath.Join(dir, addOn.dir))

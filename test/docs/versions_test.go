@@ -13,16 +13,13 @@ import (
 func TestSupportedVersionsAreWhatTheTestsRun(t *testing.T) {
 	root := repoRoot(t)
 	read := func(path string) string { return readRepoFile(t, root, path) }
-	shellDefault := func(text, name string) string {
-		return "v" + strings.TrimPrefix(submatch(t, regexp.MustCompile(name+`="\$\{`+name+`:-([^}]+)\}"`), text, name), "v")
-	}
 	ocmlocal, makefile := read("hack/ocmlocal.sh"), read("Makefile")
 	want := map[string]string{
-		"Kubernetes (hub and clusters)": shellDefault(ocmlocal, "KUBE_VERSION"),
-		"OCM":                           shellDefault(ocmlocal, "OCM_VERSION"),
-		"cluster-proxy":                 shellDefault(ocmlocal, "CLUSTER_PROXY_VERSION"),
-		"managed-serviceaccount":        shellDefault(ocmlocal, "MSA_VERSION"),
-		"Kueue (MultiKueue)":            shellDefault(ocmlocal, "KUEUE_VERSION") + ", " + shellDefault(ocmlocal, "KUEUE_UPGRADE_VERSION"),
+		"Kubernetes (hub and clusters)": shellDefault(t, ocmlocal, "KUBE_VERSION"),
+		"OCM":                           shellDefault(t, ocmlocal, "OCM_VERSION"),
+		"cluster-proxy":                 shellDefault(t, ocmlocal, "CLUSTER_PROXY_VERSION"),
+		"managed-serviceaccount":        shellDefault(t, ocmlocal, "MSA_VERSION"),
+		"Kueue (MultiKueue)":            shellDefault(t, ocmlocal, "KUEUE_VERSION") + ", " + shellDefault(t, ocmlocal, "KUEUE_UPGRADE_VERSION"),
 		"Argo CD":                       submatch(t, makeVariable("ARGOCD_VERSION"), makefile, "ARGOCD_VERSION"),
 		"Helm": submatch(t, regexp.MustCompile(`(?m)^\s*helm\.sh/helm/v3 (\S+)$`), read("go.mod"), "helm v3 in go.mod") + ", " +
 			submatch(t, makeVariable("HELM4_VERSION"), makefile, "HELM4_VERSION"),
@@ -43,4 +40,11 @@ func TestSupportedVersionsAreWhatTheTestsRun(t *testing.T) {
 			t.Errorf("README's supported versions: %s tested %q, the tests run %q", component, got[component], version)
 		}
 	}
+}
+
+// shellDefault is the default a shell script gives a variable
+// (NAME="${NAME:-default}"), as a version with its "v".
+func shellDefault(t *testing.T, script, name string) string {
+	t.Helper()
+	return "v" + strings.TrimPrefix(submatch(t, regexp.MustCompile(name+`="\$\{`+name+`:-([^}]+)\}"`), script, name), "v")
 }
