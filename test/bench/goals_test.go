@@ -37,6 +37,9 @@ func TestScaleGoals(t *testing.T) {
 			missed: []string{`missed goal "writes per profile": 5.01, want 5.00, the floor's`, `missed goal "writes per token copy": 1.01, want 1.00`}},
 		"propagation": {change: func(r *results) { r.Propagation.P99Millis = 101 },
 			missed: []string{`missed goal "condition change → every profile of the cluster, p99": 101 ms, want ≤ 100 ms`}},
+		"no idle or restart phase": {change: func(r *results) { r.Idle, r.Restart = nil, nil },
+			missed: []string{`missed goal "writes while idle": not measured, want 0`, `missed goal "writes during a restart's resync": not measured, want 0`,
+				`missed goal "keys queued by a restart": not measured, want ≤ 15000`}},
 		"idle and restart writes, keys": {change: func(r *results) {
 			r.Idle.Writes.Total, r.Restart.Writes.Total, r.Restart.Reconciles = 1, 2, 108500
 		}, missed: []string{`missed goal "writes while idle": 1, want 0`, `missed goal "writes during a restart's resync": 2, want 0`,
