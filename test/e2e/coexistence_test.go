@@ -77,19 +77,8 @@ func TestUpstreamWritersAndTheBundleHandOverInPlace(t *testing.T) {
 	// profiles and managed-serviceaccount's syncer creates its copies.
 	const upstreamNS = "e2e-upstream"
 	namespaces := []string{consumerNS, upstreamNS}
-	reachesAll := func(step string, namespaces ...string) {
-		for _, ns := range namespaces {
-			c, err := newConsumer(ctx, ns)
-			g.Expect(err).NotTo(HaveOccurred())
-			c.Dial = env.DialServices
-			for _, cluster := range fleetClusters {
-				g.Eventually(func() ([]string, error) { return c.ListNamespaces(ctx, cluster) }).
-					Should(ContainElement("open-cluster-management-agent"), "%s: namespaces of %s from %s", step, cluster, ns)
-			}
-		}
-	}
 	g.Eventually(func(g Gomega) { ownedByBundle(ctx, g, consumerNS) }).Should(Succeed(), "the bundle writes every profile, entry and copy")
-	reachesAll("the bundle writing", consumerNS)
+	reachesEveryCluster(ctx, g, "the bundle writing", consumerNS)
 	workers := multiKueueWorkers(ctx, t, g)
 	fleet := watchFleet(ctx, t, namespaces...)
 	fleet.followMultiKueue(t, workers)
@@ -122,7 +111,7 @@ func TestUpstreamWritersAndTheBundleHandOverInPlace(t *testing.T) {
 		g.Expect(halves[1]).To(BeNumerically("<=", max(halves[0], 2)), "%s: writes grow (a loop)", object)
 	}
 	g.Expect(fleet.bundleWritesSince(settled)).To(BeEmpty(), "the bundle writes while it yields")
-	reachesAll("upstream writing", namespaces...)
+	reachesEveryCluster(ctx, g, "upstream writing", namespaces...)
 	report := runDoctor(t)
 	g.Expect(report.Mirror).To(HavePrefix("OCM's built-in mirror publishes the profiles"))
 	for _, row := range report.Rows {
@@ -137,7 +126,7 @@ func TestUpstreamWritersAndTheBundleHandOverInPlace(t *testing.T) {
 	for _, ns := range namespaces {
 		g.Eventually(func(g Gomega) { ownedByUpstream(ctx, g, ns) }).Should(Succeed(), "upstream keeps %s after the uninstall", ns)
 	}
-	reachesAll("after the bundle's uninstall", namespaces...)
+	reachesEveryCluster(ctx, g, "after the bundle's uninstall", namespaces...)
 
 	// install.md's first step of the move, typed; the one edit is its
 	// image mirror. The suite's release comes back at the end.
@@ -167,10 +156,25 @@ func TestUpstreamWritersAndTheBundleHandOverInPlace(t *testing.T) {
 	for _, ns := range namespaces {
 		g.Eventually(func(g Gomega) { publishedByTheDocsRelease(ctx, g, ns) }).Should(Succeed(), "the bundle took %s over", ns)
 	}
-	reachesAll("the bundle writing again", namespaces...)
+	reachesEveryCluster(ctx, g, "the bundle writing again", namespaces...)
 
 	g.Expect(fleet.uids(ctx, g, namespaces)).To(Equal(before), "the same profiles and copies throughout")
 	g.Expect(fleet.problems()).To(BeEmpty())
+}
+
+// reachesEveryCluster: a consumer of each namespace (its own hub identity,
+// cp-creds with the synced copy) lists namespaces on every cluster through
+// the profile's cluster-proxy entry.
+func reachesEveryCluster(ctx context.Context, g Gomega, step string, namespaces ...string) {
+	for _, ns := range namespaces {
+		c, err := newConsumer(ctx, ns)
+		g.Expect(err).NotTo(HaveOccurred())
+		c.Dial = env.DialServices
+		for _, cluster := range fleetClusters {
+			g.Eventually(func() ([]string, error) { return c.ListNamespaces(ctx, cluster) }).
+				Should(ContainElement("open-cluster-management-agent"), "%s: namespaces of %s from %s", step, cluster, ns)
+		}
+	}
 }
 
 // setUpstream turns upstream's ClusterProfile writers on or off as the seed

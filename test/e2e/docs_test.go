@@ -69,13 +69,7 @@ func TestTheDocsInstallUseAndUninstall(t *testing.T) {
 	g.Expect(env.WaitDeploymentAvailable(ctx, docsNamespace, docsRelease)).To(Succeed())
 	g.Eventually(func(g Gomega) { publishedByTheDocsRelease(ctx, g, consumerNS) }).Should(Succeed(),
 		"the documented install publishes every profile, entry and copy")
-	c, err := newConsumer(ctx, consumerNS)
-	g.Expect(err).NotTo(HaveOccurred())
-	c.Dial = env.DialServices
-	for _, cluster := range fleetClusters {
-		g.Eventually(func() ([]string, error) { return c.ListNamespaces(ctx, cluster) }).
-			Should(ContainElement("open-cluster-management-agent"), "namespaces of %s through the documented install", cluster)
-	}
+	reachesEveryCluster(ctx, g, "the documented install", consumerNS)
 	out := shell.run(t, docsrun.Check, nil)[0]
 	for _, cluster := range fleetClusters {
 		g.Expect(out).To(MatchRegexp(`(?m)^`+consumerNS+`\s+`+cluster+`\s`), "install.md's check lists the profiles")

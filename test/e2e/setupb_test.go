@@ -62,14 +62,8 @@ func TestSetupBOCMsMirrorWithTheBundlesEntriesAndCopies(t *testing.T) {
 					"OCM's mirror, not the bundle's, created %s in %s", cluster, ns)
 			}
 		}
-		c, err := newConsumer(ctx, ns)
-		g.Expect(err).NotTo(HaveOccurred())
-		c.Dial = env.DialServices
-		for _, cluster := range fleetClusters {
-			g.Eventually(func() ([]string, error) { return c.ListNamespaces(ctx, cluster) }).
-				Should(ContainElement("open-cluster-management-agent"), "setup B: namespaces of %s from %s", cluster, ns)
-		}
 	}
+	reachesEveryCluster(ctx, g, "setup B", namespaces...)
 	report := runDoctor(t)
 	g.Expect(report.Mirror).To(HavePrefix("OCM's built-in mirror publishes the profiles"))
 	for _, row := range report.Rows {
