@@ -90,8 +90,7 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 		"How often the admission policies are checked.")
 	addGatedCapabilityFlags(fs, m)
 	addCoexistenceFlags(fs, &m.Coexistence)
-	m.Facts = damping.Default()
-	m.Facts.AddFlags(fs)
+	addFactsFlags(fs, &m.Facts)
 	fs.Float32Var(&o.qps, "kube-api-qps", 50, "Queries per second allowed towards the hub API server.")
 	fs.IntVar(&o.burst, "kube-api-burst", 100, "Burst of queries allowed towards the hub API server.")
 
@@ -111,6 +110,15 @@ func parseOptions(args []string) (*options, *zap.Options, error) {
 		return nil, nil, err
 	}
 	return o, zapOpts, nil
+}
+
+// addFactsFlags binds the write budget of facts: the agent's rule, which
+// the manager hands on to it, and the mirror's settle time.
+func addFactsFlags(fs *pflag.FlagSet, r *damping.Rule) {
+	*r = damping.Default()
+	r.Settle = damping.DefaultSettle
+	r.AddFlags(fs)
+	r.AddSettleFlag(fs)
 }
 
 // check refuses settings the flags' types let through.

@@ -124,26 +124,30 @@ func TestAgentImageFollowsTheRelease(t *testing.T) {
 	}
 }
 
-// The write budget defaults to damping.Default, and the agent gets the
-// manager's: one rule for both publishers of facts.
+// The write budget defaults to damping.Default with the mirror's settle
+// time, and the agent gets the manager's but for the settle time, which it
+// does not take: one rule for both publishers of facts.
 func TestFactsBudgetIsSharedWithTheAgent(t *testing.T) {
 	opts, _, err := parseOptions(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if opts.manager.Facts != damping.Default() {
-		t.Errorf("default facts budget = %+v, want %+v", opts.manager.Facts, damping.Default())
+	defaults := damping.Default()
+	defaults.Settle = damping.DefaultSettle
+	if opts.manager.Facts != defaults {
+		t.Errorf("default facts budget = %+v, want %+v", opts.manager.Facts, defaults)
 	}
-	opts, _, err = parseOptions([]string{"--facts-min-interval=10m", "--facts-significant-change=0.2", "--facts-refresh=3h"})
+	opts, _, err = parseOptions([]string{"--facts-min-interval=10m", "--facts-significant-change=0.2", "--facts-refresh=3h", "--facts-settle=5s"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := damping.Rule{MinInterval: 10 * time.Minute, SignificantFraction: 0.2, Refresh: 3 * time.Hour}
+	want := damping.Rule{MinInterval: 10 * time.Minute, SignificantFraction: 0.2, Refresh: 3 * time.Hour, Settle: 5 * time.Second}
 	if opts.manager.Facts != want {
 		t.Errorf("facts budget = %+v, want %+v", opts.manager.Facts, want)
 	}
+	want.Settle = 0
 	if got := hubmanager.AgentOptions(opts.manager).Facts; got != want {
-		t.Errorf("the agent's facts budget = %+v, want the manager's %+v", got, want)
+		t.Errorf("the agent's facts budget = %+v, want the manager's without the settle time %+v", got, want)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
@@ -44,6 +45,8 @@ type demo struct {
 	opts               options
 	hub                client.Client
 	consumerKubeconfig string
+	// nodeCounted is when cluster1's profile first counted its node.
+	nodeCounted *firstCount
 }
 
 func (d *demo) scenario(ctx context.Context) error {
@@ -95,6 +98,9 @@ func (d *demo) prepareFleet(ctx context.Context) error {
 	for _, c := range d.env.Clusters {
 		if err := d.prepareCluster(ctx, c); err != nil {
 			return err
+		}
+		if c.Name == "cluster1" {
+			d.nodeCounted = d.timeNodeCount(ctx, types.NamespacedName{Namespace: kueueNS, Name: c.Name})
 		}
 		fmt.Printf("    %s: node registered, labelled %s=true, ManagedServiceAccount %s/%s created for %s only\n",
 			c.Name, workerLabel, c.Name, consumer.ManagedServiceAccount, kueueNS)

@@ -127,6 +127,7 @@ type Agent struct {
 	hubReadAt       time.Time
 	lastHubWrite    time.Time
 	lastClaimsWrite time.Time
+	claimsBudget    damping.Budget
 	// owner is what the claims are owned by, once read.
 	owner *metav1.OwnerReference
 	// heldUntil is when the earliest write the last round held back may go
@@ -345,20 +346,24 @@ func (a *Agent) reportClaims(ctx context.Context, want map[string]string, now ti
 		logger.V(4).Info("ClusterClaims up to date")
 		return nil
 	}
-	facts := a.opts.Facts.Decide(agentClaimValues(existing.Items), plan.Writable(want), a.lastClaimsWrite, now)
-	// Only the facts are damped: a plan that changes no value (an owner
-	// reference added, a stale claim removed) waits for the floor alone.
+	facts := a.opts.Facts.Decide(agentClaimValues(existing.Items), plan.Writable(want), a.claimsBudget, now)
+	// Changed facts go by their budget alone, slack included; a plan that
+	// changes no value (an owner reference added, a stale claim removed),
+	// or any plan without damping, waits for the floor.
 	switch {
 	case facts.Change != damping.Unchanged && !facts.Publish:
 		logger.V(4).Info("ClusterClaims changed; held back by the facts' write budget", "change", facts.Change.String(), "wait", facts.Wait.String())
 		a.holdUntil(now.Add(facts.Wait))
 		return nil
-	case !a.due(a.lastClaimsWrite, now):
+	case (facts.Change == damping.Unchanged || a.opts.Facts.MinInterval <= 0) && !a.due(a.lastClaimsWrite, now):
 		logger.V(4).Info("ClusterClaims changed; writing after the minimum interval", "lastWrite", a.lastClaimsWrite)
 		a.holdUntil(a.lastClaimsWrite.Add(a.opts.MinWriteInterval))
 		return nil
 	}
 	a.lastClaimsWrite = now
+	if facts.Change != damping.Unchanged {
+		a.claimsBudget = a.opts.Facts.Spend(a.claimsBudget, now)
+	}
 	return applyClaims(ctx, a.claims, plan)
 }
 

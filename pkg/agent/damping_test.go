@@ -18,9 +18,9 @@ import (
 
 // TestClaimsFollowTheFactsBudget drives reportClaims through an autoscaling
 // cluster's node counts and checks, round by round, what the claims on the
-// managed cluster say: a change goes out at once after a quiet spell, then
-// at most once per minimum interval and only when significant, and noise
-// waits for the refresh.
+// managed cluster say: a significant change goes out at once after a quiet
+// spell, even right after a publication (the slack), then at most once per
+// minimum interval, and noise waits for the refresh.
 func TestClaimsFollowTheFactsBudget(t *testing.T) {
 	//lint:ignore SA1019 OCM's generated fake clientset has no NewClientset
 	claims := clusterfake.NewSimpleClientset().ClusterV1alpha1().ClusterClaims()
@@ -32,12 +32,13 @@ func TestClaimsFollowTheFactsBudget(t *testing.T) {
 	}{
 		{at: 0, nodes: "10", published: "10"},
 		{at: 10 * time.Second, nodes: "11", published: "10"}, // noise
-		{at: 20 * time.Second, nodes: "20", published: "10"}, // significant, inside the interval
-		{at: 30 * time.Second, nodes: "20", published: "20"}, // the interval (KEP-4322's 30 s) has passed
-		{at: 40 * time.Second, nodes: "40", published: "20"},
-		{at: 2 * time.Minute, nodes: "41", published: "41"},  // significant against what was published
-		{at: 20 * time.Minute, nodes: "42", published: "41"}, // noise waits for the refresh
-		{at: 62 * time.Minute, nodes: "42", published: "42"}, // refreshed
+		{at: 20 * time.Second, nodes: "20", published: "20"}, // significant: the slack, inside the interval and the floor
+		{at: 25 * time.Second, nodes: "40", published: "20"}, // significant, the slack spent
+		{at: 30 * time.Second, nodes: "40", published: "40"}, // the interval (KEP-4322's 30 s) has passed
+		{at: 40 * time.Second, nodes: "80", published: "40"},
+		{at: 60 * time.Second, nodes: "80", published: "80"},
+		{at: 2 * time.Minute, nodes: "81", published: "80"},  // noise waits for the refresh
+		{at: 62 * time.Minute, nodes: "81", published: "81"}, // refreshed
 	}
 	for _, r := range rounds {
 		now := testNow.Add(r.at)

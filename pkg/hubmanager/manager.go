@@ -193,6 +193,9 @@ func controllerOptions(c config.Controller) config.Controller {
 func AgentOptions(opts Options) addon.Options {
 	agent := opts.Agent
 	agent.Facts = opts.Facts
+	// The agent decides on a whole report at once: nothing of it arrives
+	// in pieces to settle.
+	agent.Facts.Settle = 0
 	return agent
 }
 

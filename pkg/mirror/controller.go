@@ -59,7 +59,7 @@ type Reconciler struct {
 	facts       damping.Rule
 	// clock times the write budget.
 	clock clock.PassiveClock
-	// published is when each cluster's facts last went out.
+	// published is each cluster's facts budget.
 	published *publications
 	// records reads the id records (a cache of the Leases in namespace
 	// labelled LabelIDRecord, indexed by IndexIDRecordHolder); namespace is
@@ -153,13 +153,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	planned, planErr := plan(planInput{
 		clusterName: req.Name, managerName: r.managerName, desired: desired,
 		existing: existing, namespaces: world.Namespaces, listMaps: listMaps,
-		facts: factsBudget{rule: r.facts, lastPublished: r.published.at(req.Name), now: now},
+		facts: factsBudget{rule: r.facts, budget: r.published.at(req.Name), now: now},
 	})
 	r.reportFindings(ctx, cluster, req.Name, desired, planned.steps)
 	r.reportClusterNamespaces(ctx, world)
 	r.reportHeldFacts(ctx, desired, planned)
 	if len(desired.SetByNamespace) == 0 {
 		r.published.forget(req.Name)
+	} else {
+		r.published.note(req.Name, planned.factsHeld != damping.Unchanged, now)
 	}
 	if len(planned.steps) == 0 {
 		log.V(4).Info("ClusterProfiles up to date", "profiles", len(desired.SetByNamespace))
@@ -238,35 +240,57 @@ func (r *Reconciler) agentReport(ctx context.Context, cluster string) (*AgentRep
 }
 
 // execute carries out the steps; one failing profile does not stop the rest.
-// A write that published facts at now starts the cluster's next interval.
+// Writes that published facts at now spend one publication of the
+// cluster's budget, however many of its profiles they wrote.
 func (r *Reconciler) execute(ctx context.Context, cluster *clusterv1.ManagedCluster, steps []step, now time.Time) error {
 	var errs []error
+	published := false
 	for _, s := range steps {
 		if err := r.executeStep(ctx, s); err != nil {
 			r.reportWriteFailure(cluster, s.key, s.current, err)
 			errs = append(errs, err)
 			continue
 		}
-		if s.publishesFacts {
-			r.published.record(s.key.Name, now)
-		}
+		published = published || s.publishesFacts
+	}
+	if published {
+		r.published.spend(cluster.Name, r.facts, now)
 	}
 	return errors.Join(errs...)
 }
 
-// publications remembers when each cluster's facts last went out. It is
-// lost with the process: after a restart a cluster's first change goes out
-// at once, which costs at most one write per cluster.
+// publications remembers each cluster's facts budget. It is lost with the
+// process: after a restart a cluster's first change goes out at once, which
+// costs at most one write per cluster.
 type publications struct{ last sync.Map }
 
-func (p *publications) at(cluster string) time.Time {
-	if t, ok := p.last.Load(cluster); ok {
-		return t.(time.Time)
+func (p *publications) at(cluster string) damping.Budget {
+	if b, ok := p.last.Load(cluster); ok {
+		return b.(damping.Budget)
 	}
-	return time.Time{}
+	return damping.Budget{}
 }
 
-func (p *publications) record(cluster string, at time.Time) { p.last.Store(cluster, at) }
+// note records whether the cluster's reconcile at now held changed facts
+// back: the first hold starts the change's settle time, and a reconcile
+// that holds none ends it.
+func (p *publications) note(cluster string, held bool, now time.Time) {
+	b := p.at(cluster)
+	switch {
+	case held && b.Pending.IsZero():
+		p.last.Store(cluster, b.Hold(now))
+	case !held && !b.Pending.IsZero():
+		b.Pending = time.Time{}
+		p.last.Store(cluster, b)
+	}
+}
+
+// spend records a publication of the cluster's facts at now. Like note, it
+// is called by the cluster's reconcile only, which never runs twice at once
+// for one cluster.
+func (p *publications) spend(cluster string, rule damping.Rule, at time.Time) {
+	p.last.Store(cluster, rule.Spend(p.at(cluster), at))
+}
 
 func (p *publications) forget(cluster string) { p.last.Delete(cluster) }
 

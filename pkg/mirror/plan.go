@@ -59,10 +59,9 @@ type planned struct {
 // made of its claims) at the moment of planning.
 type factsBudget struct {
 	rule damping.Rule
-	// lastPublished is when the cluster's facts last went out (zero: not
-	// since this process started).
-	lastPublished time.Time
-	now           time.Time
+	// budget is what the rule remembers of the cluster's publications.
+	budget damping.Budget
+	now    time.Time
 }
 
 // planInput is everything plan decides from.
@@ -124,23 +123,29 @@ func planWanted(in planInput, ns string, current *cpv1alpha1.ClusterProfile) (*s
 	}
 	facts := in.desired.Status.Properties
 	decision := damping.Decision{Publish: true}
-	var published map[string]string
+	var anyway *profilewrite.Write
 	if current != nil {
-		published = propertyValues(current.Status.Properties, facts)
-		decision = in.facts.rule.Decide(published, propertyValues(facts, facts), in.facts.lastPublished, in.facts.now)
-	}
-	if !decision.Publish {
-		write, err := planWrite(in, key, ns, current, heldFacts(facts, published))
-		if err != nil || write == nil {
-			return nil, decision, err
+		published := propertyValues(current.Status.Properties, facts)
+		decision = in.facts.rule.Decide(published, propertyValues(facts, facts), in.facts.budget, in.facts.now)
+		if decision.Change != damping.Unchanged {
+			var err error
+			if anyway, err = planWrite(in, key, ns, current, heldFacts(facts, published)); err != nil {
+				return nil, decision, err
+			}
 		}
+	}
+	if decision.Change != damping.Unchanged && !decision.Publish && anyway == nil {
+		return nil, decision, nil
 	}
 	write, err := planWrite(in, key, ns, current, facts)
 	if err != nil || write == nil {
 		return nil, damping.Decision{}, err
 	}
-	// A created profile publishes the facts too.
-	publishes := current == nil || decision.Change != damping.Unchanged
+	// Only a write the changed facts alone call for spends the cluster's
+	// budget: one that goes out anyway (a condition, a label) costs
+	// consumers nothing more for carrying them, and a created profile
+	// rewrites none a consumer already built on.
+	publishes := decision.Change != damping.Unchanged && anyway == nil
 	return &step{key: key, current: current, write: write, publishesFacts: publishes}, damping.Decision{}, nil
 }
 

@@ -287,9 +287,12 @@ func TestPlanHoldsChangedFactsWithinTheBudget(t *testing.T) {
 	}
 	published := mirrored("a", "dev", statusWith(metav1.ConditionTrue, nodes("10"), region))
 
+	settling := damping.Default()
+	settling.Settle = damping.DefaultSettle
 	cases := map[string]struct {
 		rule          damping.Rule
-		lastPublished time.Duration // ago; 0: never
+		publications  []time.Duration // ago, one each; none: never
+		created       bool            // no profile yet
 		desired       Status
 		wantSteps     map[string]string
 		wantFacts     []cpv1alpha1.Property // sent, when a step is planned
@@ -297,49 +300,74 @@ func TestPlanHoldsChangedFactsWithinTheBudget(t *testing.T) {
 		wantHeldFor   time.Duration
 	}{
 		"noise inside the interval waits for the refresh": {
-			rule: damping.Default(), lastPublished: 10 * time.Second, desired: statusWith(metav1.ConditionTrue, nodes("11"), region),
+			rule: damping.Default(), publications: []time.Duration{10 * time.Second}, desired: statusWith(metav1.ConditionTrue, nodes("11"), region),
 			wantSteps: map[string]string{}, wantHeldFor: time.Hour - 10*time.Second,
 		},
-		"a significant change inside the interval waits for its end": {
-			rule: damping.Default(), lastPublished: 10 * time.Second, desired: statusWith(metav1.ConditionTrue, nodes("20"), region),
-			wantSteps: map[string]string{}, wantHeldFor: 20 * time.Second,
-		},
-		"a new fact inside the interval waits for its end": {
-			rule: damping.Default(), lastPublished: 10 * time.Second,
-			desired:   statusWith(metav1.ConditionTrue, nodes("10"), region, cpv1alpha1.Property{Name: "gpus", Value: "8"}),
-			wantSteps: map[string]string{}, wantHeldFor: 20 * time.Second,
-		},
-		"a significant change after the interval goes out": {
-			rule: damping.Default(), lastPublished: 6 * time.Minute, desired: statusWith(metav1.ConditionTrue, nodes("20"), region),
+		"a significant change right after a quiet spell's publication goes out on the slack": {
+			rule: damping.Default(), publications: []time.Duration{10 * time.Second}, desired: statusWith(metav1.ConditionTrue, nodes("20"), region),
 			wantSteps: map[string]string{"a": "status"}, wantFacts: []cpv1alpha1.Property{nodes("20"), region}, wantPublishes: true,
 		},
-		"a condition change goes out at once and takes held facts along": {
-			rule: damping.Default(), lastPublished: time.Minute, desired: statusWith(metav1.ConditionFalse, nodes("11"), region),
-			wantSteps: map[string]string{"a": "status"}, wantFacts: []cpv1alpha1.Property{nodes("11"), region}, wantPublishes: true,
+		"a significant change with the slack spent waits for the interval": {
+			rule: damping.Default(), publications: []time.Duration{11 * time.Second, 10 * time.Second}, desired: statusWith(metav1.ConditionTrue, nodes("20"), region),
+			wantSteps: map[string]string{}, wantHeldFor: 19 * time.Second,
+		},
+		"a new fact with the slack spent waits for the interval": {
+			rule: damping.Default(), publications: []time.Duration{11 * time.Second, 10 * time.Second},
+			desired:   statusWith(metav1.ConditionTrue, nodes("10"), region, cpv1alpha1.Property{Name: "gpus", Value: "8"}),
+			wantSteps: map[string]string{}, wantHeldFor: 19 * time.Second,
+		},
+		"a significant change after the interval goes out": {
+			rule: damping.Default(), publications: []time.Duration{6 * time.Minute}, desired: statusWith(metav1.ConditionTrue, nodes("20"), region),
+			wantSteps: map[string]string{"a": "status"}, wantFacts: []cpv1alpha1.Property{nodes("20"), region}, wantPublishes: true,
+		},
+		"a condition change goes out at once and takes held facts along, spending none of the budget": {
+			rule: damping.Default(), publications: []time.Duration{time.Minute}, desired: statusWith(metav1.ConditionFalse, nodes("11"), region),
+			wantSteps: map[string]string{"a": "status"}, wantFacts: []cpv1alpha1.Property{nodes("11"), region},
+		},
+		"a significant change with a condition change spends none of the budget": {
+			rule: damping.Default(), desired: statusWith(metav1.ConditionFalse, nodes("20"), region),
+			wantSteps: map[string]string{"a": "status"}, wantFacts: []cpv1alpha1.Property{nodes("20"), region},
 		},
 		"a withdrawn fact goes at once": {
-			rule: damping.Default(), lastPublished: time.Minute, desired: statusWith(metav1.ConditionTrue, nodes("10")),
+			rule: damping.Default(), publications: []time.Duration{time.Minute}, desired: statusWith(metav1.ConditionTrue, nodes("10")),
 			wantSteps: map[string]string{"a": "status"}, wantFacts: []cpv1alpha1.Property{nodes("10")},
 		},
 		"the first change since the start goes out at once": {
 			rule: damping.Default(), desired: statusWith(metav1.ConditionTrue, nodes("11"), region),
 			wantSteps: map[string]string{"a": "status"}, wantFacts: []cpv1alpha1.Property{nodes("11"), region}, wantPublishes: true,
 		},
+		"a created profile carries the facts without spending the budget": {
+			rule: damping.Default(), publications: []time.Duration{11 * time.Second, 10 * time.Second}, created: true,
+			desired:   statusWith(metav1.ConditionTrue, nodes("20"), region),
+			wantSteps: map[string]string{"a": "create+status"}, wantFacts: []cpv1alpha1.Property{nodes("20"), region},
+		},
+		"a change first seen waits to settle, so the rest of its report comes along": {
+			rule: settling, desired: statusWith(metav1.ConditionTrue, nodes("20"), region),
+			wantSteps: map[string]string{}, wantHeldFor: damping.DefaultSettle,
+		},
+		"a change first seen rides along at once with a condition change": {
+			rule: settling, desired: statusWith(metav1.ConditionFalse, nodes("20"), region),
+			wantSteps: map[string]string{"a": "status"}, wantFacts: []cpv1alpha1.Property{nodes("20"), region},
+		},
 		"without damping every change goes out": {
-			rule: damping.Off(), lastPublished: time.Second, desired: statusWith(metav1.ConditionTrue, nodes("11"), region),
+			rule: damping.Off(), publications: []time.Duration{time.Second}, desired: statusWith(metav1.ConditionTrue, nodes("11"), region),
 			wantSteps: map[string]string{"a": "status"}, wantFacts: []cpv1alpha1.Property{nodes("11"), region}, wantPublishes: true,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			budget := factsBudget{rule: tc.rule, now: now}
-			if tc.lastPublished > 0 {
-				budget.lastPublished = now.Add(-tc.lastPublished)
+			for _, ago := range tc.publications {
+				budget.budget = tc.rule.Spend(budget.budget, now.Add(-ago))
+			}
+			existing := []*cpv1alpha1.ClusterProfile{published.DeepCopy()}
+			if tc.created {
+				existing = nil
 			}
 			planned, err := plan(planInput{
 				clusterName: "c1", managerName: testManager, listMaps: true, facts: budget,
 				desired:  Desired{SetByNamespace: map[string]string{"a": "dev"}, Status: tc.desired},
-				existing: []*cpv1alpha1.ClusterProfile{published.DeepCopy()},
+				existing: existing,
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -291,6 +291,7 @@ func scaledRule(compression int) damping.Rule {
 	r := damping.Default()
 	r.MinInterval /= time.Duration(compression)
 	r.Refresh /= time.Duration(compression)
+	r.Settle = damping.DefaultSettle / time.Duration(compression)
 	return r
 }
 
@@ -303,6 +304,7 @@ func ruleFlags(r damping.Rule) []string {
 		"--facts-min-interval=" + r.MinInterval.String(),
 		fmt.Sprintf("--facts-significant-change=%g", r.SignificantFraction),
 		"--facts-refresh=" + r.Refresh.String(),
+		"--facts-settle=" + r.Settle.String(),
 	}
 }
 

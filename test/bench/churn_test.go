@@ -157,7 +157,7 @@ func TestRuleFlags(t *testing.T) {
 		want []string
 	}{
 		"the default budget, ten times faster": {rule: scaledRule(10), want: []string{
-			"--facts-min-interval=3s", "--facts-significant-change=0.1", "--facts-refresh=6m0s",
+			"--facts-min-interval=3s", "--facts-significant-change=0.1", "--facts-refresh=6m0s", "--facts-settle=200ms",
 		}},
 		"off": {rule: damping.Off(), want: []string{"--facts-min-interval=0s"}},
 	}

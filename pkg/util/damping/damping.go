@@ -2,15 +2,23 @@
 // resource sums and any other property a cluster's claims carry. Every
 // write of a ClusterProfile's status makes a consumer such as MultiKueue
 // rebuild its client for that cluster, so such facts are published at most
-// once per Rule.MinInterval per cluster (KEP-4322's 30 s by default): a
-// significant change as soon as the interval allows, a change below the
-// significance rule up to Rule.Refresh later or along with a write that goes
-// out anyway. Conditions, access entries and the version are not facts: their
-// writers publish them at once.
+// once per Rule.MinInterval per cluster on average (KEP-4322's 30 s by
+// default), with one publication of slack: a significant change goes out at
+// once after a quiet spell, even right after the previous publication, and
+// then as the interval allows; a change below the significance rule waits
+// up to Rule.Refresh, or goes along with a write that goes out anyway.
+// Conditions, access entries and the version are not facts: their writers
+// publish them at once.
 //
 // The one rule serves both publishers of facts: the cluster-profile-agent,
 // damping the ClusterClaims it writes on its cluster, and the mirror,
 // damping the properties it copies from every claim of a ManagedCluster.
+// The slack is what keeps the two from adding up: a cluster whose first
+// report is followed by a joining node has both published within seconds,
+// not one interval at the agent and then another at the mirror. The mirror
+// also lets a change settle (Rule.Settle) before it publishes it: the
+// klusterlet carries an agent's report to the hub one ClusterClaim at a
+// time, and a report published in pieces would spend the slack on itself.
 package damping
 
 import (
@@ -32,13 +40,17 @@ const (
 	DefaultMinInterval         = 30 * time.Second
 	DefaultSignificantFraction = 0.1
 	DefaultRefresh             = time.Hour
+	// DefaultSettle is the mirror's: long enough for the klusterlet to
+	// carry every claim of one report, short beside the interval.
+	DefaultSettle = 2 * time.Second
 )
 
 // Rule says when a cluster's changed facts are published.
 type Rule struct {
-	// MinInterval is the least time between two publications of one
-	// cluster's facts, and so the longest a significant change waits. Zero
-	// turns damping off: every change goes out at once.
+	// MinInterval is the average time between two publications of one
+	// cluster's facts over any stretch (with Slack publications to spare),
+	// and so the longest a significant change waits. Zero turns damping off:
+	// every change goes out at once.
 	MinInterval time.Duration
 	// SignificantFraction is how much a numeric fact (a Kubernetes quantity
 	// or an integer) must change, as a fraction of its published value, to
@@ -48,6 +60,51 @@ type Rule struct {
 	// Refresh is the longest a change below the significance rule waits
 	// before it is published anyway, so no published fact is ever older.
 	Refresh time.Duration
+	// Settle is how long a change waits, from when it is first seen, for
+	// the rest of the change it belongs to, so that one report is one
+	// publication. Zero publishes what is seen at once.
+	Settle time.Duration
+}
+
+// Slack is how many publications a cluster may make ahead of its average
+// of one per MinInterval: however they fall, a cluster's facts go out at
+// most 1+Slack times in one interval, and at most n+Slack times in n.
+const Slack = 1
+
+// Budget is what the rule remembers of one cluster's publications. The
+// zero Budget is a cluster not published since this process started.
+type Budget struct {
+	// Last is when the cluster's facts last went out.
+	Last time.Time
+	// Whole is when the cluster has its whole slack again: each
+	// publication moves it one MinInterval on from itself or from then,
+	// whichever is later.
+	Whole time.Time
+	// Pending is when the change held now was first seen (zero: none).
+	Pending time.Time
+}
+
+// Hold is b once a change seen at now is held back.
+func (b Budget) Hold(now time.Time) Budget {
+	if b.Pending.IsZero() {
+		b.Pending = now
+	}
+	return b
+}
+
+// Spend is b after a publication at now.
+func (r Rule) Spend(b Budget, now time.Time) Budget {
+	whole := b.Whole
+	if whole.Before(now) {
+		whole = now
+	}
+	return Budget{Last: now, Whole: whole.Add(r.MinInterval)}
+}
+
+// next is when a publication may go out: once no more than Slack intervals
+// are spent ahead of time.
+func (r Rule) next(b Budget) time.Time {
+	return b.Whole.Add(-Slack * r.MinInterval)
 }
 
 // Default is the rule of a bundle installed with its defaults.
@@ -67,6 +124,8 @@ func (r Rule) Validate() error {
 		return fmt.Errorf("the facts' significant change must not be negative, not %v", r.SignificantFraction)
 	case r.MinInterval > 0 && r.Refresh < r.MinInterval:
 		return fmt.Errorf("the facts' refresh (%s) must not be shorter than their minimum interval (%s)", r.Refresh, r.MinInterval)
+	case r.Settle < 0 || (r.MinInterval > 0 && r.Settle > r.MinInterval):
+		return fmt.Errorf("the facts' settle time (%s) must be between 0 and their minimum interval (%s)", r.Settle, r.MinInterval)
 	}
 	return nil
 }
@@ -142,24 +201,30 @@ type Decision struct {
 }
 
 // Decide tells whether facts changed from published to want may be
-// published at now, given when the cluster's facts were last published
-// (zero: never, or not since this process started).
-func (r Rule) Decide(published, want map[string]string, lastPublished, now time.Time) Decision {
+// published at now, given the cluster's budget. A change held back is
+// recorded with Budget.Hold, a publication with Spend.
+func (r Rule) Decide(published, want map[string]string, b Budget, now time.Time) Decision {
 	change := r.Compare(published, want)
 	d := Decision{Change: change}
 	if change == Unchanged {
 		return d
 	}
-	if r.MinInterval <= 0 || lastPublished.IsZero() {
+	if r.MinInterval <= 0 {
 		d.Publish = true
 		return d
 	}
-	wait := r.MinInterval
-	if change == Insignificant {
-		wait = r.Refresh
+	var at time.Time
+	if !b.Last.IsZero() {
+		at = r.next(b)
+		if refreshed := b.Last.Add(r.Refresh); change == Insignificant && refreshed.After(at) {
+			at = refreshed
+		}
 	}
-	if since := now.Sub(lastPublished); since < wait {
-		d.Wait = wait - since
+	if settled := b.Hold(now).Pending.Add(r.Settle); settled.After(at) {
+		at = settled
+	}
+	if now.Before(at) {
+		d.Wait = at.Sub(now)
 		return d
 	}
 	d.Publish = true
@@ -170,9 +235,16 @@ func (r Rule) Decide(published, want map[string]string, lastPublished, now time.
 // takes, with the rule's current values as defaults.
 func (r *Rule) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&r.MinInterval, "facts-min-interval", r.MinInterval,
-		"Least time between two publications of a cluster's drifting facts (node counts, resource sums, claim properties), and so the longest a significant change of them waits; 0 publishes every change at once. Conditions, access entries and the version are never held.")
+		"Average time between two publications of a cluster's drifting facts (node counts, resource sums, claim properties), with one publication to spare, and so the longest a significant change of them waits; 0 publishes every change at once. Conditions, access entries and the version are never held.")
 	fs.Float64Var(&r.SignificantFraction, "facts-significant-change", r.SignificantFraction,
 		"Fraction of its published value by which a numeric fact must change to be published within the minimum interval; smaller changes wait for the refresh.")
 	fs.DurationVar(&r.Refresh, "facts-refresh", r.Refresh,
 		"Longest a change below the significant change waits before it is published anyway.")
+}
+
+// AddSettleFlag binds Settle, which only the mirror takes: the agent
+// decides on a whole report at once.
+func (r *Rule) AddSettleFlag(fs *pflag.FlagSet) {
+	fs.DurationVar(&r.Settle, "facts-settle", r.Settle,
+		"How long a changed fact waits, from when it is first seen, for the rest of its cluster's report (the klusterlet carries claims one at a time), so that one report is one publication; 0 publishes what is seen at once.")
 }

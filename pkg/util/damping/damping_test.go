@@ -1,6 +1,7 @@
 package damping
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -59,30 +60,50 @@ func TestDecide(t *testing.T) {
 	published := map[string]string{"nodes": "10"}
 	noise := map[string]string{"nodes": "11"}
 	jump := map[string]string{"nodes": "20"}
+	// spent is the budget of a cluster published at each of ago.
+	spent := func(ago ...time.Duration) Budget {
+		var b Budget
+		for _, d := range ago {
+			b = Default().Spend(b, now.Add(-d))
+		}
+		return b
+	}
+	settling := Default()
+	settling.Settle = DefaultSettle
 	cases := map[string]struct {
-		rule          Rule
-		want          map[string]string
-		lastPublished time.Time
-		out           Decision
+		rule   Rule
+		want   map[string]string
+		budget Budget
+		out    Decision
 	}{
-		"unchanged": {rule: Default(), want: published, lastPublished: now.Add(-time.Second),
+		"unchanged": {rule: Default(), want: published, budget: spent(time.Second),
 			out: Decision{Change: Unchanged}},
-		"significant, interval passed": {rule: Default(), want: jump, lastPublished: now.Add(-31 * time.Second),
+		"significant, interval passed": {rule: Default(), want: jump, budget: spent(31 * time.Second),
 			out: Decision{Change: Significant, Publish: true}},
-		"significant within the interval waits for KEP-4322's 30 s at most": {rule: Default(), want: jump, lastPublished: now.Add(-10 * time.Second),
-			out: Decision{Change: Significant, Wait: 20 * time.Second}},
-		"insignificant after the interval waits for the refresh": {rule: Default(), want: noise, lastPublished: now.Add(-10 * time.Minute),
+		"significant right after a publication that followed a quiet spell uses the slack": {rule: Default(), want: jump, budget: spent(time.Second),
+			out: Decision{Change: Significant, Publish: true}},
+		"significant after the slack is spent waits for KEP-4322's 30 s at most": {rule: Default(), want: jump, budget: spent(11*time.Second, 10*time.Second),
+			out: Decision{Change: Significant, Wait: 19 * time.Second}},
+		"insignificant after the interval waits for the refresh": {rule: Default(), want: noise, budget: spent(10 * time.Minute),
 			out: Decision{Change: Insignificant, Wait: 50 * time.Minute}},
-		"insignificant after the refresh": {rule: Default(), want: noise, lastPublished: now.Add(-time.Hour),
+		"insignificant after the refresh": {rule: Default(), want: noise, budget: spent(time.Hour),
 			out: Decision{Change: Insignificant, Publish: true}},
 		"never published": {rule: Default(), want: noise,
 			out: Decision{Change: Insignificant, Publish: true}},
-		"damping off: every change is significant and goes out": {rule: Off(), want: noise, lastPublished: now.Add(-time.Second),
+		"a change first seen waits to settle": {rule: settling, want: jump,
+			out: Decision{Change: Significant, Wait: 2 * time.Second}},
+		"a change seen a second ago waits for the rest of its settle time": {rule: settling, want: jump, budget: Budget{}.Hold(now.Add(-time.Second)),
+			out: Decision{Change: Significant, Wait: time.Second}},
+		"a settled change goes out": {rule: settling, want: jump, budget: Budget{}.Hold(now.Add(-2 * time.Second)),
+			out: Decision{Change: Significant, Publish: true}},
+		"settling adds nothing to a wait for the interval": {rule: settling, want: jump, budget: spent(11*time.Second, 10*time.Second).Hold(now),
+			out: Decision{Change: Significant, Wait: 19 * time.Second}},
+		"damping off: every change is significant and goes out": {rule: Off(), want: noise, budget: spent(time.Second),
 			out: Decision{Change: Significant, Publish: true}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := tc.rule.Decide(published, tc.want, tc.lastPublished, now)
+			got := tc.rule.Decide(published, tc.want, tc.budget, now)
 			if diff := cmp.Diff(tc.out, got); diff != "" {
 				t.Errorf("Decide (-want +got):\n%s", diff)
 			}
@@ -90,17 +111,56 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-// TestAJoiningNodeIsPublishedWithinKEP4322sBudget: a cluster's first node
-// (its node count crossing zero) goes out at most 30 s after the last
-// publication, however recent, with the default rule.
-func TestAJoiningNodeIsPublishedWithinKEP4322sBudget(t *testing.T) {
+// TestAJoiningNodeIsPublishedAtOnce: a cluster's first node (its node
+// count crossing zero) goes out at once after the cluster's first report,
+// however soon after it, and within 30 s of any earlier publication.
+func TestAJoiningNodeIsPublishedAtOnce(t *testing.T) {
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	empty, joined := map[string]string{"nodes": "0"}, map[string]string{"nodes": "1"}
 	for _, since := range []time.Duration{0, time.Second, 29 * time.Second, 30 * time.Second, 46 * time.Second, time.Hour} {
-		d := Default().Decide(empty, joined, now.Add(-since), now)
-		if d.Change != Significant || (!d.Publish && d.Wait > 30*time.Second-since) || (d.Publish && since < 30*time.Second) {
-			t.Errorf("%s after the last publication: %+v, want it published within 30 s of that publication", since, d)
+		first := Default().Spend(Budget{}, now.Add(-since))
+		if d := Default().Decide(empty, joined, first, now); !d.Publish {
+			t.Errorf("%s after the first report: %+v, want it published at once", since, d)
 		}
+		busy := Default().Spend(first, now.Add(-since))
+		d := Default().Decide(empty, joined, busy, now)
+		if d.Change != Significant || (!d.Publish && d.Wait > 30*time.Second) {
+			t.Errorf("%s after two publications: %+v, want it published within 30 s", since, d)
+		}
+	}
+}
+
+// TestPublicationsKeepKEP4322sAverage drives a flapping cluster (a
+// significant change every second for ten minutes) through the rule, as
+// both publishers do, and counts what goes out: never more than 1+Slack in
+// any 30 s, and no more than one per 30 s (plus the slack) over the whole.
+func TestPublicationsKeepKEP4322sAverage(t *testing.T) {
+	start := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	rule := Default()
+	var budget Budget
+	var out []time.Time
+	published := map[string]string{"nodes": "0"}
+	for i := range 600 {
+		now := start.Add(time.Duration(i) * time.Second)
+		want := map[string]string{"nodes": fmt.Sprint(i % 2)}
+		if d := rule.Decide(published, want, budget, now); d.Publish {
+			budget, published = rule.Spend(budget, now), want
+			out = append(out, now)
+		}
+	}
+	for i := range out {
+		in := 0
+		for _, at := range out[i:] {
+			if at.Sub(out[i]) < rule.MinInterval {
+				in++
+			}
+		}
+		if in > 1+Slack {
+			t.Errorf("%d publications in the 30 s from %s, want at most %d", in, out[i].Sub(start), 1+Slack)
+		}
+	}
+	if limit := 600/30 + Slack; len(out) > limit {
+		t.Errorf("%d publications in 10 minutes of flapping, want at most %d", len(out), limit)
 	}
 }
 
@@ -114,6 +174,10 @@ func TestValidate(t *testing.T) {
 		"negative interval":           {rule: Rule{MinInterval: -time.Second}},
 		"negative fraction":           {rule: Rule{MinInterval: time.Minute, SignificantFraction: -0.1, Refresh: time.Hour}},
 		"refresh before the interval": {rule: Rule{MinInterval: time.Hour, Refresh: time.Minute}},
+		"settling":                    {rule: Rule{MinInterval: time.Minute, Refresh: time.Hour, Settle: DefaultSettle}, ok: true},
+		"off with the default settle": {rule: Rule{Settle: DefaultSettle}, ok: true},
+		"settling past the interval":  {rule: Rule{MinInterval: time.Second, Refresh: time.Hour, Settle: DefaultSettle}},
+		"negative settle":             {rule: Rule{MinInterval: time.Minute, Refresh: time.Hour, Settle: -time.Second}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -15,16 +15,18 @@ import (
 )
 
 // TestChangedFactsWaitForTheWriteBudget: with a budget of one publication of
-// facts an hour, claims that change after the profile is published cost no
-// write, significant or not, while a condition change goes out at once and
-// takes them along. The mirror's own count of held reconciles says it saw
-// each change, so no wait stands in for "nothing happened".
+// facts an hour, the profile's creation spends none of it, the first change
+// goes out once settled (two updates of the ManagedCluster, one write) and
+// a significant one right after it on the budget's slack; then claims that change cost no write, significant or not, while a
+// condition change goes out at once and takes them along. The mirror's own
+// count of held reconciles says it saw each change, so no wait stands in
+// for "nothing happened".
 func TestChangedFactsWaitForTheWriteBudget(t *testing.T) {
 	ctx := framework.ContextFor(t)
 	c := env.Client
 	counter := framework.NewRequestCounter("clusterprofiles", "facts-")
 	framework.StartManager(t, env, framework.ManagerOptions{Counter: counter,
-		Facts: damping.Rule{MinInterval: time.Hour, SignificantFraction: 0.1, Refresh: 2 * time.Hour}})
+		Facts: damping.Rule{MinInterval: time.Hour, SignificantFraction: 0.1, Refresh: 2 * time.Hour, Settle: damping.DefaultSettle}})
 	framework.CreateNamespace(ctx, t, c, "facts-ns")
 	framework.CreateClusterSet(ctx, t, c, utiltesting.MakeClusterSet("facts-set").Obj())
 	framework.CreateCluster(ctx, t, c, utiltesting.MakeManagedCluster("facts-c1").ClusterSet("facts-set").
@@ -32,10 +34,21 @@ func TestChangedFactsWaitForTheWriteBudget(t *testing.T) {
 	framework.CreateBinding(ctx, t, c, utiltesting.MakeBinding("facts-ns", "facts-set").Bound(true).Obj())
 	expectProperty(t, "nodes", "10")
 	expectWrites(t, counter, 2) // create, status
+	// The first change comes in two updates, as the klusterlet carries a
+	// report one claim at a time: it settles into one write.
+	framework.UpdateClusterStatus(ctx, t, c, "facts-c1", func(mc *clusterv1.ManagedCluster) { setClaim(mc, "nodes", "20") })
+	framework.UpdateClusterStatus(ctx, t, c, "facts-c1", func(mc *clusterv1.ManagedCluster) { setClaim(mc, "region", "us") })
+	expectProperty(t, "region", "us")
+	expectProperty(t, "nodes", "20")
+	expectWrites(t, counter, 3)
+	// A significant change right after it goes out on the slack.
+	framework.UpdateClusterStatus(ctx, t, c, "facts-c1", func(mc *clusterv1.ManagedCluster) { setClaim(mc, "nodes", "30") })
+	expectProperty(t, "nodes", "30")
+	expectWrites(t, counter, 4)
 
 	for _, change := range []struct{ nodes, kind string }{
-		{nodes: "11", kind: "insignificant"},
-		{nodes: "40", kind: "significant"},
+		{nodes: "31", kind: "insignificant"},
+		{nodes: "60", kind: "significant"},
 	} {
 		held := heldCount(t, change.kind)
 		framework.UpdateClusterStatus(ctx, t, c, "facts-c1", func(mc *clusterv1.ManagedCluster) {
@@ -43,8 +56,8 @@ func TestChangedFactsWaitForTheWriteBudget(t *testing.T) {
 		})
 		NewWithT(t).Eventually(func() float64 { return heldCount(t, change.kind) },
 			framework.Timeout, framework.Interval).Should(BeNumerically(">", held), "nodes %s held back", change.nodes)
-		expectProperty(t, "nodes", "10")
-		expectWrites(t, counter, 2)
+		expectProperty(t, "nodes", "30")
+		expectWrites(t, counter, 4)
 	}
 
 	framework.UpdateClusterStatus(ctx, t, c, "facts-c1", func(mc *clusterv1.ManagedCluster) {
@@ -52,8 +65,8 @@ func TestChangedFactsWaitForTheWriteBudget(t *testing.T) {
 		w.Status = mc.Status
 		mc.Status = w.Available(metav1.ConditionFalse).Obj().Status
 	})
-	expectProperty(t, "nodes", "40")
-	expectWrites(t, counter, 3)
+	expectProperty(t, "nodes", "60")
+	expectWrites(t, counter, 5)
 }
 
 func setClaim(mc *clusterv1.ManagedCluster, name, value string) {
