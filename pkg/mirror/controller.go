@@ -241,10 +241,11 @@ func (r *Reconciler) agentReport(ctx context.Context, cluster string) (*AgentRep
 
 // execute carries out the steps; one failing profile does not stop the rest.
 // Writes that published facts at now spend one publication of the
-// cluster's budget, however many of its profiles they wrote.
+// cluster's budget, however many of its profiles they wrote; facts that
+// rode along with other writes are recorded as published, unspent.
 func (r *Reconciler) execute(ctx context.Context, cluster *clusterv1.ManagedCluster, steps []step, now time.Time) error {
 	var errs []error
-	published := false
+	published, carried := false, false
 	for _, s := range steps {
 		if err := r.executeStep(ctx, s); err != nil {
 			r.reportWriteFailure(cluster, s.key, s.current, err)
@@ -252,9 +253,13 @@ func (r *Reconciler) execute(ctx context.Context, cluster *clusterv1.ManagedClus
 			continue
 		}
 		published = published || s.publishesFacts
+		carried = carried || s.carriesFacts
 	}
-	if published {
+	switch {
+	case published:
 		r.published.spend(cluster.Name, r.facts, now)
+	case carried:
+		r.published.carried(cluster.Name, now)
 	}
 	return errors.Join(errs...)
 }
@@ -283,6 +288,12 @@ func (p *publications) note(cluster string, held bool, now time.Time) {
 		b.Pending = time.Time{}
 		p.last.Store(cluster, b)
 	}
+}
+
+// carried records the cluster's changed facts gone out at now with a write
+// that went out anyway.
+func (p *publications) carried(cluster string, now time.Time) {
+	p.last.Store(cluster, p.at(cluster).Carried(now))
 }
 
 // spend records a publication of the cluster's facts at now. Like note, it

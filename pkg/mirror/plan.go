@@ -40,6 +40,9 @@ type step struct {
 	delete bool
 	// clashWith names the other cluster manager holding the profile's name.
 	clashWith string
+	// carriesFacts tells whether write carries changed facts along with
+	// something written anyway: they are published, the budget not spent.
+	carriesFacts bool
 	// publishesFacts tells whether write publishes changed facts, which
 	// starts the cluster's next minimum interval once it succeeds.
 	publishesFacts bool
@@ -145,8 +148,9 @@ func planWanted(in planInput, ns string, current *cpv1alpha1.ClusterProfile) (*s
 	// budget: one that goes out anyway (a condition, a label) costs
 	// consumers nothing more for carrying them, and a created profile
 	// rewrites none a consumer already built on.
-	publishes := decision.Change != damping.Unchanged && anyway == nil
-	return &step{key: key, current: current, write: write, publishesFacts: publishes}, damping.Decision{}, nil
+	changed := decision.Change != damping.Unchanged
+	return &step{key: key, current: current, write: write, publishesFacts: changed && anyway == nil,
+		carriesFacts: changed && anyway != nil}, damping.Decision{}, nil
 }
 
 // planWrite plans the write of the profile in ns carrying facts.

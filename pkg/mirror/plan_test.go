@@ -297,6 +297,7 @@ func TestPlanHoldsChangedFactsWithinTheBudget(t *testing.T) {
 		wantSteps     map[string]string
 		wantFacts     []cpv1alpha1.Property // sent, when a step is planned
 		wantPublishes bool
+		wantCarries   bool
 		wantHeldFor   time.Duration
 	}{
 		"noise inside the interval waits for the refresh": {
@@ -322,11 +323,11 @@ func TestPlanHoldsChangedFactsWithinTheBudget(t *testing.T) {
 		},
 		"a condition change goes out at once and takes held facts along, spending none of the budget": {
 			rule: damping.Default(), publications: []time.Duration{time.Minute}, desired: statusWith(metav1.ConditionFalse, nodes("11"), region),
-			wantSteps: map[string]string{"a": "status"}, wantFacts: []cpv1alpha1.Property{nodes("11"), region},
+			wantSteps: map[string]string{"a": "status"}, wantFacts: []cpv1alpha1.Property{nodes("11"), region}, wantCarries: true,
 		},
 		"a significant change with a condition change spends none of the budget": {
 			rule: damping.Default(), desired: statusWith(metav1.ConditionFalse, nodes("20"), region),
-			wantSteps: map[string]string{"a": "status"}, wantFacts: []cpv1alpha1.Property{nodes("20"), region},
+			wantSteps: map[string]string{"a": "status"}, wantFacts: []cpv1alpha1.Property{nodes("20"), region}, wantCarries: true,
 		},
 		"a withdrawn fact goes at once": {
 			rule: damping.Default(), publications: []time.Duration{time.Minute}, desired: statusWith(metav1.ConditionTrue, nodes("10")),
@@ -347,7 +348,7 @@ func TestPlanHoldsChangedFactsWithinTheBudget(t *testing.T) {
 		},
 		"a change first seen rides along at once with a condition change": {
 			rule: settling, desired: statusWith(metav1.ConditionFalse, nodes("20"), region),
-			wantSteps: map[string]string{"a": "status"}, wantFacts: []cpv1alpha1.Property{nodes("20"), region},
+			wantSteps: map[string]string{"a": "status"}, wantFacts: []cpv1alpha1.Property{nodes("20"), region}, wantCarries: true,
 		},
 		"without damping every change goes out": {
 			rule: damping.Off(), publications: []time.Duration{time.Second}, desired: statusWith(metav1.ConditionTrue, nodes("11"), region),
@@ -385,8 +386,8 @@ func TestPlanHoldsChangedFactsWithinTheBudget(t *testing.T) {
 			if diff := cmp.Diff(tc.wantFacts, s.write.Status.Apply.Properties); diff != "" {
 				t.Errorf("properties sent (-want +got):\n%s", diff)
 			}
-			if s.publishesFacts != tc.wantPublishes {
-				t.Errorf("publishesFacts = %v, want %v", s.publishesFacts, tc.wantPublishes)
+			if s.publishesFacts != tc.wantPublishes || s.carriesFacts != tc.wantCarries {
+				t.Errorf("publishesFacts, carriesFacts = %v, %v, want %v, %v", s.publishesFacts, s.carriesFacts, tc.wantPublishes, tc.wantCarries)
 			}
 		})
 	}

@@ -92,6 +92,12 @@ func (b Budget) Hold(now time.Time) Budget {
 	return b
 }
 
+// Carried is b after changed facts went out at now with a write that went
+// out anyway: they are published, and the budget is not spent.
+func (b Budget) Carried(now time.Time) Budget {
+	return Budget{Last: now, Whole: b.Whole}
+}
+
 // Spend is b after a publication at now.
 func (r Rule) Spend(b Budget, now time.Time) Budget {
 	whole := b.Whole

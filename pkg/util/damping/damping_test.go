@@ -98,6 +98,10 @@ func TestDecide(t *testing.T) {
 			out: Decision{Change: Significant, Publish: true}},
 		"settling adds nothing to a wait for the interval": {rule: settling, want: jump, budget: spent(11*time.Second, 10*time.Second).Hold(now),
 			out: Decision{Change: Significant, Wait: 19 * time.Second}},
+		"noise right after facts carried by another write waits for the refresh": {rule: Default(), want: noise, budget: spent(time.Hour).Carried(now.Add(-time.Second)),
+			out: Decision{Change: Insignificant, Wait: time.Hour - time.Second}},
+		"carried facts spend none of the budget": {rule: Default(), want: jump, budget: spent(11 * time.Second).Carried(now.Add(-10 * time.Second)),
+			out: Decision{Change: Significant, Publish: true}},
 		"damping off: every change is significant and goes out": {rule: Off(), want: noise, budget: spent(time.Second),
 			out: Decision{Change: Significant, Publish: true}},
 	}
