@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonv1beta1 "open-cluster-management.io/api/addon/v1beta1"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -46,7 +47,7 @@ func (e *Env) AddCluster(ctx context.Context, name string) (*ManagedCluster, err
 			return nil, err
 		}
 	}
-	e.progressf("%s added (control plane, klusterlet, kubelet, addons %v) in %s", name, addons, since(start))
+	e.progressf("%s added (control plane, klusterlet, kubelet, addons %v) in %s", name, addons, process.Since(start))
 	return c, nil
 }
 

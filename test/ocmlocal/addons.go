@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"golang.org/x/sync/errgroup"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
 const (
@@ -84,7 +85,7 @@ func (e *Env) startManagedServiceAccount(ctx context.Context) error {
 	if err := e.waitAddonsAvailable(ctx, msaAddon); err != nil {
 		return err
 	}
-	e.progressf("managed-serviceaccount available on %d clusters in %s", len(e.Clusters), since(start))
+	e.progressf("managed-serviceaccount available on %d clusters in %s", len(e.Clusters), process.Since(start))
 	return nil
 }
 
@@ -110,7 +111,7 @@ func (e *Env) waitAddonsAvailable(ctx context.Context, addon string) error {
 		return err
 	}
 	for _, c := range e.Clusters {
-		err := poll(ctx, 3*time.Minute, nil, func(ctx context.Context) (bool, error) {
+		err := process.Poll(ctx, 3*time.Minute, nil, func(ctx context.Context) (bool, error) {
 			mca := &addonv1beta1.ManagedClusterAddOn{}
 			if err := hub.Get(ctx, types.NamespacedName{Namespace: c.Name, Name: addon}, mca); err != nil {
 				return false, err
@@ -180,7 +181,7 @@ func (e *Env) SetAddonManagerFeatureGates(ctx context.Context, deployment string
 	if err := hub.Update(ctx, d); err != nil {
 		return fmt.Errorf("updating Deployment %s: %w", deployment, err)
 	}
-	err = poll(ctx, 2*time.Minute, nil, func(context.Context) (bool, error) {
+	err = process.Poll(ctx, 2*time.Minute, nil, func(context.Context) (bool, error) {
 		p := e.kubeletOf(e.Hub).running(addonHubNamespace, deployment)
 		return p != nil && p.runs(d), nil
 	})

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
 const (
@@ -94,7 +95,7 @@ func (e *Env) startClusterManager(ctx context.Context) error {
 	if err := e.waitClusterManager(ctx, c); err != nil {
 		return err
 	}
-	e.progressf("cluster-manager operator (OCM %s) applied the ClusterManager in %s: hub controllers and webhooks run", e.bins.ocm.Version, since(start))
+	e.progressf("cluster-manager operator (OCM %s) applied the ClusterManager in %s: hub controllers and webhooks run", e.bins.ocm.Version, process.Since(start))
 	return nil
 }
 
@@ -127,7 +128,7 @@ func setFeatureGates(list []operatorv1.FeatureGate, gates map[string]bool) []ope
 // a ManagedCluster (a dry run): the API server reaches it through its
 // Service.
 func (e *Env) waitClusterManager(ctx context.Context, c client.Client) error {
-	err := poll(ctx, 3*time.Minute, nil, func(ctx context.Context) (bool, error) {
+	err := process.Poll(ctx, 3*time.Minute, nil, func(ctx context.Context) (bool, error) {
 		cm := &operatorv1.ClusterManager{}
 		if err := c.Get(ctx, types.NamespacedName{Name: clusterManagerName}, cm); err != nil {
 			return false, err
@@ -148,7 +149,7 @@ func (e *Env) waitClusterManager(ctx context.Context, c client.Client) error {
 // service network routes to a running pod, not to a ready one.
 func waitRegistrationWebhook(ctx context.Context, c client.Client) error {
 	probe := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "ocmlocal-webhook-probe"}}
-	err := poll(ctx, time.Minute, nil, func(ctx context.Context) (bool, error) {
+	err := process.Poll(ctx, time.Minute, nil, func(ctx context.Context) (bool, error) {
 		err := c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
 		return err == nil, err
 	})
@@ -209,7 +210,7 @@ func (e *Env) SetHubFeatureGates(ctx context.Context, gates map[string]bool) err
 	if err != nil {
 		return fmt.Errorf("updating ClusterManager: %w", err)
 	}
-	err = poll(ctx, 3*time.Minute, nil, func(ctx context.Context) (bool, error) {
+	err = process.Poll(ctx, 3*time.Minute, nil, func(ctx context.Context) (bool, error) {
 		return e.clusterManagerRolledOut(ctx, c)
 	})
 	if err != nil {
@@ -218,7 +219,7 @@ func (e *Env) SetHubFeatureGates(ctx context.Context, gates map[string]bool) err
 	if err := waitRegistrationWebhook(ctx, c); err != nil {
 		return err
 	}
-	e.progressf("hub feature gates %v applied by the operator in %s", gates, since(start))
+	e.progressf("hub feature gates %v applied by the operator in %s", gates, process.Since(start))
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -79,7 +80,7 @@ func (e *Env) startClusterProxy(ctx context.Context) error {
 	if err := e.waitAddonsAvailable(ctx, proxyAddon); err != nil {
 		return err
 	}
-	e.progressf("cluster-proxy available on %d clusters, user server at %s, in %s", len(e.Clusters), e.Proxy.URL, since(start))
+	e.progressf("cluster-proxy available on %d clusters, user server at %s, in %s", len(e.Clusters), e.Proxy.URL, process.Since(start))
 	return nil
 }
 
@@ -98,7 +99,7 @@ func (e *Env) ReachUserServer(namespace, deployment string) {
 // server, for agents) and of the user server, and publishes the first two
 // to every pod.
 func (e *Env) reserveProxyPorts() error {
-	ports, err := freePorts(3)
+	ports, err := process.FreePorts(3)
 	if err != nil {
 		return err
 	}
@@ -113,16 +114,16 @@ func (e *Env) reserveProxyPorts() error {
 // for the server to answer with it.
 func (e *Env) waitUserServer(ctx context.Context, hub client.Client, port int) error {
 	signer := &corev1.Secret{}
-	err := poll(ctx, 3*time.Minute, nil, func(ctx context.Context) (bool, error) {
+	err := process.Poll(ctx, 3*time.Minute, nil, func(ctx context.Context) (bool, error) {
 		if err := hub.Get(ctx, types.NamespacedName{Namespace: addonHubNamespace, Name: "proxy-server-ca"}, signer); err != nil {
 			return false, err
 		}
-		return tlsReachable(hostPort(port), signer.Data["ca.crt"])
+		return tlsReachable(process.HostPort(port), signer.Data["ca.crt"])
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for cluster-proxy's user server: %w", err)
 	}
-	e.Proxy = &UserServer{URL: "https://" + hostPort(port), CAData: signer.Data["ca.crt"]}
+	e.Proxy = &UserServer{URL: "https://" + process.HostPort(port), CAData: signer.Data["ca.crt"]}
 	return nil
 }
 

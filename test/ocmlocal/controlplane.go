@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/pki"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
 // ControlPlane is one Kubernetes control plane: etcd and kube-apiserver,
@@ -32,8 +34,8 @@ type ControlPlane struct {
 	CAData []byte
 
 	dir       string
-	ca        *authority
-	apiserver *process
+	ca        *pki.Authority
+	apiserver *process.Process
 	// egressConfig routes the API server's traffic to Services through the
 	// harness (servicenet.go); empty for a standalone API server.
 	egressConfig string
@@ -53,27 +55,27 @@ func (e *Env) startControlPlane(ctx context.Context, name string, controllerMana
 	if err := cp.writeCertificates(); err != nil {
 		return nil, fmt.Errorf("certificates of %s: %w", name, err)
 	}
-	ports, err := freePorts(3)
+	ports, err := process.FreePorts(3)
 	if err != nil {
 		return nil, err
 	}
 	etcdClient, etcdPeer := ports[0], ports[1]
 	cp.Port = ports[2]
-	cp.URL = "https://" + hostPort(cp.Port)
+	cp.URL = "https://" + process.HostPort(cp.Port)
 	svcnet, egressConfig, err := e.listenServiceNetwork(cp)
 	if err != nil {
 		return nil, err
 	}
 	e.addServiceNetwork(svcnet)
 	cp.egressConfig = egressConfig
-	if _, err := e.procs.start(processSpec{name: name + "-etcd", argv: etcdArgs(e.bins.etcd, cp.dir, etcdClient, etcdPeer)}); err != nil {
+	if _, err := e.procs.Start(process.Spec{Name: name + "-etcd", Argv: etcdArgs(e.bins.etcd, cp.dir, etcdClient, etcdPeer)}); err != nil {
 		return nil, err
 	}
 	audit, err := cp.auditArgs()
 	if err != nil {
 		return nil, err
 	}
-	cp.apiserver, err = e.procs.start(processSpec{name: name + "-kube-apiserver", argv: append(cp.apiServerArgs(e.bins.kubeAPIServer, etcdClient), audit...)})
+	cp.apiserver, err = e.procs.Start(process.Spec{Name: name + "-kube-apiserver", Argv: append(cp.apiServerArgs(e.bins.kubeAPIServer, etcdClient), audit...)})
 	if err != nil {
 		return nil, err
 	}
@@ -87,27 +89,27 @@ func (e *Env) startControlPlane(ctx context.Context, name string, controllerMana
 		return nil, err
 	}
 	if controllerManager {
-		if _, err := e.procs.start(processSpec{name: name + "-kube-controller-manager", argv: cp.controllerManagerArgs(e.bins.path("kube-controller-manager"))}); err != nil {
+		if _, err := e.procs.Start(process.Spec{Name: name + "-kube-controller-manager", Argv: cp.controllerManagerArgs(e.bins.path("kube-controller-manager"))}); err != nil {
 			return nil, err
 		}
 	}
-	e.progressf("%s control plane up at %s in %s", name, cp.URL, since(start))
+	e.progressf("%s control plane up at %s in %s", name, cp.URL, process.Since(start))
 	return cp, nil
 }
 
 func (cp *ControlPlane) file(name string) string { return filepath.Join(cp.dir, "pki", name) }
 
 func (cp *ControlPlane) writeCertificates() error {
-	ca, err := newAuthority(cp.Name + "-ca")
+	ca, err := pki.NewAuthority(cp.Name + "-ca")
 	if err != nil {
 		return err
 	}
-	cp.ca, cp.CAData = ca, ca.certPEM
-	serving, err := ca.serving("kube-apiserver", apiServerHosts...)
+	cp.ca, cp.CAData = ca, ca.CertPEM
+	serving, err := ca.Serving("kube-apiserver", apiServerHosts...)
 	if err != nil {
 		return err
 	}
-	admin, err := ca.client("ocmlocal-admin", "system:masters")
+	admin, err := ca.Client("ocmlocal-admin", "system:masters")
 	if err != nil {
 		return err
 	}
@@ -115,30 +117,30 @@ func (cp *ControlPlane) writeCertificates() error {
 	// holding a certificate from it may assert identities, so it must not be
 	// the CA that signs CSRs. Aggregated API servers and OCM's library-go
 	// servers read it from extension-apiserver-authentication.
-	frontProxyCA, err := newAuthority(cp.Name + "-front-proxy-ca")
+	frontProxyCA, err := pki.NewAuthority(cp.Name + "-front-proxy-ca")
 	if err != nil {
 		return err
 	}
-	frontProxy, err := frontProxyCA.client("front-proxy-client")
+	frontProxy, err := frontProxyCA.Client("front-proxy-client")
 	if err != nil {
 		return err
 	}
-	saKey, saPub, err := serviceAccountKey()
+	saKey, saPub, err := pki.ServiceAccountKey()
 	if err != nil {
 		return err
 	}
-	return writeFiles(filepath.Join(cp.dir, "pki"), map[string][]byte{
-		"ca.crt": ca.certPEM, "ca.key": ca.keyPEM,
-		"apiserver.crt": serving.certPEM, "apiserver.key": serving.keyPEM,
-		"admin.crt": admin.certPEM, "admin.key": admin.keyPEM,
+	return pki.WriteFiles(filepath.Join(cp.dir, "pki"), map[string][]byte{
+		"ca.crt": ca.CertPEM, "ca.key": ca.KeyPEM,
+		"apiserver.crt": serving.CertPEM, "apiserver.key": serving.KeyPEM,
+		"admin.crt": admin.CertPEM, "admin.key": admin.KeyPEM,
 		"sa.key": saKey, "sa.pub": saPub,
-		"front-proxy-ca.crt":     frontProxyCA.certPEM,
-		"front-proxy-client.crt": frontProxy.certPEM, "front-proxy-client.key": frontProxy.keyPEM,
+		"front-proxy-ca.crt":     frontProxyCA.CertPEM,
+		"front-proxy-client.crt": frontProxy.CertPEM, "front-proxy-client.key": frontProxy.KeyPEM,
 	})
 }
 
 func etcdArgs(bin, dir string, clientPort, peerPort int) []string {
-	client, peer := "http://"+hostPort(clientPort), "http://"+hostPort(peerPort)
+	client, peer := "http://"+process.HostPort(clientPort), "http://"+process.HostPort(peerPort)
 	return []string{bin,
 		"--data-dir=" + filepath.Join(dir, "etcd"),
 		"--listen-client-urls=" + client, "--advertise-client-urls=" + client,
@@ -155,7 +157,7 @@ func (cp *ControlPlane) apiServerArgs(bin string, etcdPort int) []string {
 		egress = []string{"--egress-selector-config-file=" + cp.egressConfig}
 	}
 	return append([]string{bin,
-		"--etcd-servers=http://" + hostPort(etcdPort),
+		"--etcd-servers=http://" + process.HostPort(etcdPort),
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(cp.Port),
 		"--cert-dir=" + filepath.Join(cp.dir, "apiserver-certs"),
@@ -252,7 +254,7 @@ func (cp *ControlPlane) waitReady(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return poll(ctx, 90*time.Second, cp.apiserver, func(ctx context.Context) (bool, error) {
+	return process.Poll(ctx, 90*time.Second, cp.apiserver, func(ctx context.Context) (bool, error) {
 		body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		return err == nil && string(body) == "ok", err
 	})
@@ -262,5 +264,3 @@ func (cp *ControlPlane) waitReady(ctx context.Context) error {
 func (cp *ControlPlane) Clientset() (*kubernetes.Clientset, error) {
 	return kubernetes.NewForConfig(cp.Config)
 }
-
-func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }

@@ -40,6 +40,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
 // Options say what Start brings up.
@@ -112,7 +113,7 @@ type Env struct {
 
 	opts     Options
 	bins     binaries
-	procs    *processes
+	procs    *process.Group
 	progress io.Writer
 	modules  *moduleDirs
 	// kubeletsMu guards kubelets and serviceNets: control planes start in
@@ -164,7 +165,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	}
 	defer func() {
 		if err != nil {
-			e.progressf("start-up failed, logs in %s: %v", e.procs.logDir, err)
+			e.progressf("start-up failed, logs in %s: %v", e.procs.LogDir, err)
 			e.stop(true)
 			env = nil
 		}
@@ -201,7 +202,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 			return nil, err
 		}
 	}
-	e.progressf("environment up in %s (hub %s, %d clusters, logs in %s)", since(start), e.Hub.URL, len(e.Clusters), e.procs.logDir)
+	e.progressf("environment up in %s (hub %s, %d clusters, logs in %s)", process.Since(start), e.Hub.URL, len(e.Clusters), e.procs.LogDir)
 	return e, nil
 }
 
@@ -228,7 +229,7 @@ func newEnv(opts Options) (e *Env, err error) {
 		return nil, err
 	}
 	e.images = slices.Concat(e.ocmImages(), e.defaultImages(), opts.Images)
-	e.procs = &processes{logDir: filepath.Join(e.WorkDir, "logs")}
+	e.procs = &process.Group{LogDir: filepath.Join(e.WorkDir, "logs")}
 	e.modules = newModuleDirs(e.bins.ocm)
 	return e, nil
 }
@@ -249,7 +250,7 @@ func (e *Env) stop(keepWorkDir bool) {
 		for _, n := range nets {
 			n.close()
 		}
-		e.procs.stopAll()
+		e.procs.StopAll()
 		if e.Registry != nil {
 			e.Registry.close()
 		}
@@ -273,7 +274,7 @@ func (e *Env) Cluster(name string) *ManagedCluster {
 func (e *Env) HubConfig() *rest.Config { return rest.CopyConfig(e.Hub.Config) }
 
 // LogDir holds one log file per process.
-func (e *Env) LogDir() string { return e.procs.logDir }
+func (e *Env) LogDir() string { return e.procs.LogDir }
 
 func (e *Env) progressf(format string, args ...any) {
 	fmt.Fprintf(e.progress, "ocmlocal: "+format+"\n", args...)

@@ -14,6 +14,7 @@ import (
 	"helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/kube"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
 // InstallChart installs a chart on the hub as `helm install
@@ -39,7 +40,7 @@ func (e *Env) installChartOn(ctx context.Context, cp *ControlPlane, c *chart.Cha
 	if _, err := install.RunWithContext(ctx, c, values); err != nil {
 		return fmt.Errorf("helm install %s: %w", release, err)
 	}
-	e.progressf("chart %s installed on %s as release %s/%s in %s", c.Name(), cp.Name, namespace, release, since(start))
+	e.progressf("chart %s installed on %s as release %s/%s in %s", c.Name(), cp.Name, namespace, release, process.Since(start))
 	return nil
 }
 
@@ -55,7 +56,7 @@ func (e *Env) waitDeploymentAvailable(ctx context.Context, cp *ControlPlane, nam
 	if err != nil {
 		return err
 	}
-	err = poll(ctx, 2*time.Minute, nil, func(ctx context.Context) (bool, error) {
+	err = process.Poll(ctx, 2*time.Minute, nil, func(ctx context.Context) (bool, error) {
 		d, err := c.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -82,7 +83,7 @@ func (e *Env) UninstallChart(ctx context.Context, release, namespace string) err
 	if _, err := uninstall.Run(release); err != nil {
 		return fmt.Errorf("helm uninstall %s: %w", release, err)
 	}
-	e.progressf("release %s/%s uninstalled in %s", namespace, release, since(start))
+	e.progressf("release %s/%s uninstalled in %s", namespace, release, process.Since(start))
 	return nil
 }
 
@@ -103,7 +104,7 @@ func (e *Env) upgradeChartOn(ctx context.Context, cp *ControlPlane, c *chart.Cha
 	if _, err := upgrade.RunWithContext(ctx, release, c, values); err != nil {
 		return fmt.Errorf("helm upgrade %s: %w", release, err)
 	}
-	e.progressf("release %s/%s upgraded on %s in %s", namespace, release, cp.Name, since(start))
+	e.progressf("release %s/%s upgraded on %s in %s", namespace, release, cp.Name, process.Since(start))
 	return nil
 }
 

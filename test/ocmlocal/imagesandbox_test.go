@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
 // TestBundleImageRunsAsInACluster runs the bundle's image (bin/image,
@@ -35,7 +36,7 @@ func TestBundleImageRunsAsInACluster(t *testing.T) {
 		t.Skipf("%v (make image)", err)
 	}
 	dir := t.TempDir()
-	e := &Env{WorkDir: dir, progress: io.Discard, procs: &processes{logDir: filepath.Join(dir, "logs")}}
+	e := &Env{WorkDir: dir, progress: io.Discard, procs: &process.Group{LogDir: filepath.Join(dir, "logs")}}
 	var err error
 	if e.bins.podRunner, err = buildPodRunner(dir); err != nil {
 		t.Fatal(err)
@@ -75,7 +76,7 @@ func TestBundleImageRunsAsInACluster(t *testing.T) {
 		if err != nil {
 			t.Fatalf("container %s: %v", name, err)
 		}
-		sc.Log = filepath.Join(e.procs.logDir, name+".log")
+		sc.Log = filepath.Join(e.procs.LogDir, name+".log")
 		return sc
 	}
 	s, err := e.startSandboxed(sandboxSpec{name: "image",
@@ -92,7 +93,7 @@ func TestBundleImageRunsAsInACluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.proc.stop(10 * time.Second); s.close() })
+	t.Cleanup(func() { s.proc.Stop(10 * time.Second); s.close() })
 
 	want := map[string]string{
 		"copy-runs":         "exit status 0",
@@ -113,7 +114,7 @@ func TestBundleImageRunsAsInACluster(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 		if !strings.Contains(st.LastExit, wantExit) {
-			t.Errorf("container %s ended with %q, want %q (log %s)", name, st.LastExit, wantExit, filepath.Join(e.procs.logDir, name+".log"))
+			t.Errorf("container %s ended with %q, want %q (log %s)", name, st.LastExit, wantExit, filepath.Join(e.procs.LogDir, name+".log"))
 		}
 	}
 	fi, err := os.Stat(filepath.Join(vols.dirs["plugins"], "cp-creds"))
@@ -123,7 +124,7 @@ func TestBundleImageRunsAsInACluster(t *testing.T) {
 	if uid := fi.Sys().(*syscall.Stat_t).Uid; uid != 65532 || fi.Mode().Perm()&0o111 == 0 {
 		t.Errorf("the copy is owned by %d with mode %s, want the nonroot user's (65532) and executable", uid, fi.Mode())
 	}
-	if out, _ := os.ReadFile(filepath.Join(e.procs.logDir, "copy-runs.log")); !strings.Contains(string(out), "cp-creds") {
+	if out, _ := os.ReadFile(filepath.Join(e.procs.LogDir, "copy-runs.log")); !strings.Contains(string(out), "cp-creds") {
 		t.Errorf("the copy's --version printed %q", out)
 	}
 }

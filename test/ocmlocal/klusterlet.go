@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"golang.org/x/sync/errgroup"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
 const (
@@ -85,11 +86,11 @@ func (e *Env) register(ctx context.Context, c *ManagedCluster) error {
 	if err := e.accept(ctx, c); err != nil {
 		return err
 	}
-	e.progressf("%s registered (klusterlet operator, CSR approved, accepted) in %s", c.Name, since(start))
+	e.progressf("%s registered (klusterlet operator, CSR approved, accepted) in %s", c.Name, process.Since(start))
 	if err := e.waitAvailable(ctx, c); err != nil {
 		return err
 	}
-	e.progressf("%s available (lease and version reported by the klusterlet) after %s", c.Name, since(start))
+	e.progressf("%s available (lease and version reported by the klusterlet) after %s", c.Name, process.Since(start))
 	return nil
 }
 
@@ -158,7 +159,7 @@ func (e *Env) accept(ctx context.Context, c *ManagedCluster) error {
 		return err
 	}
 	var csr *certificatesv1.CertificateSigningRequest
-	err = poll(ctx, 3*time.Minute, nil, func(ctx context.Context) (bool, error) {
+	err = process.Poll(ctx, 3*time.Minute, nil, func(ctx context.Context) (bool, error) {
 		list, err := hub.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{LabelSelector: clusterNameLabel + "=" + c.Name})
 		if err != nil || len(list.Items) == 0 {
 			return false, err
@@ -181,7 +182,7 @@ func (e *Env) accept(ctx context.Context, c *ManagedCluster) error {
 
 func (e *Env) acceptClient(ctx context.Context, hub kubernetes.Interface, c *ManagedCluster) error {
 	patch := []byte(`{"spec":{"hubAcceptsClient":true}}`)
-	err := poll(ctx, time.Minute, nil, func(ctx context.Context) (bool, error) {
+	err := process.Poll(ctx, time.Minute, nil, func(ctx context.Context) (bool, error) {
 		err := hub.Discovery().RESTClient().Patch(types.MergePatchType).
 			AbsPath("/apis/cluster.open-cluster-management.io/v1/managedclusters", c.Name).
 			Body(patch).Do(ctx).Error()
@@ -200,7 +201,7 @@ func (e *Env) waitAvailable(ctx context.Context, c *ManagedCluster) error {
 	if err != nil {
 		return err
 	}
-	err = poll(ctx, 2*time.Minute, nil, func(ctx context.Context) (bool, error) {
+	err = process.Poll(ctx, 2*time.Minute, nil, func(ctx context.Context) (bool, error) {
 		mc := &clusterv1.ManagedCluster{}
 		if err := hub.Get(ctx, types.NamespacedName{Name: c.Name}, mc); err != nil {
 			return false, err

@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
 // kubelet plays the kubelet (and the Deployment controller's status) for
@@ -119,7 +120,7 @@ func (k *kubelet) exposePort(namespace, deployment string, containerPort, host i
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	key := namespace + "/" + deployment
-	k.expose[key] = append(k.expose[key], route{inside: hostPort(containerPort), host: hostPort(host)})
+	k.expose[key] = append(k.expose[key], route{inside: process.HostPort(containerPort), host: process.HostPort(host)})
 }
 
 // reachPort lets a Deployment's pod reach a host port at the same
@@ -141,7 +142,7 @@ func (k *kubelet) reachService(namespace, deployment, service, serviceNamespace 
 	key := namespace + "/" + deployment
 	name := service + "." + serviceNamespace
 	k.names[key] = append(k.names[key], "127.0.0.1 "+strings.Join([]string{name, name + ".svc", name + ".svc.cluster.local"}, " "))
-	k.reach[key] = append(k.reach[key], route{inside: hostPort(port), host: hostPort(host)})
+	k.reach[key] = append(k.reach[key], route{inside: process.HostPort(port), host: process.HostPort(host)})
 }
 
 func (k *kubelet) stop() {
@@ -288,8 +289,8 @@ func (k *kubelet) waitOnce(ctx context.Context, key, reason string) {
 }
 
 func (k *kubelet) stopPod(p *pod) {
-	p.sandbox.proc.stop(10 * time.Second)
-	k.env.procs.remove(p.sandbox.proc)
+	p.sandbox.proc.Stop(10 * time.Second)
+	k.env.procs.Remove(p.sandbox.proc)
 	p.sandbox.close()
 }
 

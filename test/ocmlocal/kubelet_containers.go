@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
 // namedPorts are the pod's container ports that have a name (a Service's
@@ -108,7 +109,7 @@ func (k *kubelet) hosts(key string, spec corev1.PodSpec) []string {
 // and the endpoints the environment publishes to every pod (cluster-proxy's
 // proxy-server entry point).
 func (e *Env) podRoutes(cp *ControlPlane) []route {
-	routes := []route{{inside: "127.0.0.1:443", host: hostPort(cp.Port)}, sameRoute(cp.Port)}
+	routes := []route{{inside: "127.0.0.1:443", host: process.HostPort(cp.Port)}, sameRoute(cp.Port)}
 	if cp != e.Hub {
 		routes = append(routes, sameRoute(e.Hub.Port))
 	}
@@ -141,7 +142,7 @@ func (k *kubelet) containers(ctx context.Context, d *appsv1.Deployment, cs []cor
 			return nil, err
 		}
 		info := containerInfo{name: c.Name, init: init, image: c.Image,
-			log: filepath.Join(k.env.procs.logDir, k.cp.Name+"-"+d.Namespace+"-"+d.Name+"-"+c.Name+".log")}
+			log: filepath.Join(k.env.procs.LogDir, k.cp.Name+"-"+d.Namespace+"-"+d.Name+"-"+c.Name+".log")}
 		var sc podsandbox.Container
 		if k.env.fromRegistry(c) {
 			sc, info.from, err = k.env.imageContainer(d.Spec.Template.Spec, c, env, vols)

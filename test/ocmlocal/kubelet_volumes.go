@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/pki"
 )
 
 // volumeFiles is a Secret or ConfigMap written into a directory.
@@ -81,7 +82,7 @@ func (k *kubelet) writeServiceAccount(ctx context.Context, d *appsv1.Deployment,
 	}
 	dir := filepath.Join(podDir, "serviceaccount")
 	files := map[string][]byte{"token": []byte(tr.Status.Token), "ca.crt": k.cp.CAData, "namespace": []byte(d.Namespace)}
-	if err := writeFiles(dir, files); err != nil {
+	if err := pki.WriteFiles(dir, files); err != nil {
 		return "", err
 	}
 	// The projected volume's default mode (0644): a container's user of

@@ -28,6 +28,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/internal/chartrender"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
 // Kueue as the docs' MultiKueue recipe sets it up: Kueue's own Helm chart
@@ -96,7 +97,7 @@ func (e *Env) startKueue(ctx context.Context) error {
 		return err
 	}
 	e.progressf("Kueue %s leads on the hub (MultiKueue with ClusterProfiles, as the docs' recipe configures it) and on %d workers, in %s",
-		e.bins.kueue.Version, len(e.Clusters), since(start))
+		e.bins.kueue.Version, len(e.Clusters), process.Since(start))
 	return nil
 }
 
@@ -112,7 +113,7 @@ func (e *Env) UpgradeKueue(ctx context.Context) (string, error) {
 	if err := e.runKueueEverywhere(ctx, e.bins.kueueUpgrade, KueueRecipeConfigV019File, true); err != nil {
 		return "", err
 	}
-	e.progressf("Kueue upgraded to %s on the hub and %d workers in %s", e.bins.kueueUpgrade.Version, len(e.Clusters), since(start))
+	e.progressf("Kueue upgraded to %s on the hub and %d workers in %s", e.bins.kueueUpgrade.Version, len(e.Clusters), process.Since(start))
 	return e.bins.kueueUpgrade.Version, nil
 }
 
@@ -275,7 +276,7 @@ func kueueLeader(ctx context.Context, c kubernetes.Interface) (string, error) {
 // then discovery there is partial, which stalls the garbage collector and
 // namespace deletion.
 func (e *Env) waitKueueLeads(ctx context.Context, cp *ControlPlane, c kubernetes.Interface, before string) error {
-	err := poll(ctx, 3*time.Minute, nil, func(ctx context.Context) (bool, error) {
+	err := process.Poll(ctx, 3*time.Minute, nil, func(ctx context.Context) (bool, error) {
 		leader, err := kueueLeader(ctx, c)
 		return leader != "" && leader != before, err
 	})
@@ -287,7 +288,7 @@ func (e *Env) waitKueueLeads(ctx context.Context, cp *ControlPlane, c kubernetes
 		return err
 	}
 	for _, name := range kueueAPIServices {
-		err := poll(ctx, time.Minute, nil, func(ctx context.Context) (bool, error) {
+		err := process.Poll(ctx, time.Minute, nil, func(ctx context.Context) (bool, error) {
 			api := &unstructured.Unstructured{}
 			api.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService"})
 			if err := discovery.Get(ctx, types.NamespacedName{Name: name}, api); err != nil {

@@ -23,6 +23,7 @@ import (
 	helmregistry "helm.sh/helm/v3/pkg/registry"
 
 	"open-cluster-management.io/clusterprofile-bundle/internal/chartrender"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
 // bundleImageName is the bundle image's repository in the local registry,
@@ -200,7 +201,7 @@ func (e *Env) startRegistry() error {
 		}
 	}
 	e.progressf("registry on %s holds %s@%s (pushed from %s) and the chart %s:%s in %s",
-		r.Host, r.BundleReference(), r.BundleDigest, layoutDir, r.ChartReference, version, since(start))
+		r.Host, r.BundleReference(), r.BundleDigest, layoutDir, r.ChartReference, version, process.Since(start))
 	return nil
 }
 

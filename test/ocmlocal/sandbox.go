@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
 // sandboxSpec describes a process to run in a pod sandbox.
@@ -39,7 +40,7 @@ type route struct{ inside, host string }
 
 // sandboxed is a running sandbox: its process and the host side of its relays.
 type sandboxed struct {
-	proc *process
+	proc *process.Process
 	// forward is the sandbox's port-forward socket, if it has one.
 	forward   string
 	mu        sync.Mutex
@@ -102,11 +103,11 @@ func (e *Env) startSandboxed(spec sandboxSpec) (*sandboxed, error) {
 	if err := os.WriteFile(specPath, raw, 0o600); err != nil {
 		return nil, err
 	}
-	s.proc, err = e.procs.start(processSpec{
-		name: spec.name,
-		argv: []string{e.bins.podRunner, specPath},
+	s.proc, err = e.procs.Start(process.Spec{
+		Name: spec.name,
+		Argv: []string{e.bins.podRunner, specPath},
 		// New mount and network namespaces: see package podsandbox.
-		sysProcAttr: &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWNET},
+		SysProcAttr: &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWNET},
 	})
 	if err != nil {
 		s.close()
@@ -146,4 +147,6 @@ func podEnv(extra ...string) []string {
 }
 
 // sameRoute reaches a host port at the same address inside.
-func sameRoute(port int) route { return route{inside: hostPort(port), host: hostPort(port)} }
+func sameRoute(port int) route {
+	return route{inside: process.HostPort(port), host: process.HostPort(port)}
+}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
 // The service network: how a control plane's API server reaches Services,
@@ -177,7 +178,7 @@ func (n *serviceNetwork) resolve(ctx context.Context, address string) (socket, t
 			if err != nil {
 				return "", "", fmt.Errorf("service %s/%s: %w", svc.Namespace, svc.Name, err)
 			}
-			return p.sandbox.forward, hostPort(inside), nil
+			return p.sandbox.forward, process.HostPort(inside), nil
 		}
 		return "", "", fmt.Errorf("service %s/%s has no port %d", svc.Namespace, svc.Name, port)
 	}

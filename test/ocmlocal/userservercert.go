@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -45,7 +46,7 @@ func (e *Env) RotateUserServerCertificate(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	fresh := &corev1.Secret{}
-	err = poll(ctx, 2*time.Minute, nil, func(ctx context.Context) (bool, error) {
+	err = process.Poll(ctx, 2*time.Minute, nil, func(ctx context.Context) (bool, error) {
 		if err := hub.Get(ctx, key, fresh); err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
@@ -77,7 +78,7 @@ func (e *Env) restartUserServer(ctx context.Context, hub client.Client, now stri
 		return fmt.Errorf("restarting the user server: %w", err)
 	}
 	addr := e.Proxy.URL[len("https://"):]
-	err := poll(ctx, 2*time.Minute, nil, func(context.Context) (bool, error) {
+	err := process.Poll(ctx, 2*time.Minute, nil, func(context.Context) (bool, error) {
 		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only reads the presented certificate
 		if err != nil {
 			return false, err

@@ -1,6 +1,11 @@
 //go:build linux
 
-package ocmlocal
+// Package process starts the local programs of the OCM harness (API
+// servers, etcd, controller managers, pod sandboxes), each in its own
+// process group with one log file, and stops them again, newest first. It
+// also picks the free ports they listen on and polls for what they should
+// bring about.
+package process
 
 import (
 	"context"
@@ -17,9 +22,9 @@ import (
 	"time"
 )
 
-// process is one local program the harness started, in its own process
+// Process is one local program the harness started, in its own process
 // group so that stopping it also stops whatever it started.
-type process struct {
+type Process struct {
 	name    string
 	cmd     *exec.Cmd
 	logPath string
@@ -27,39 +32,42 @@ type process struct {
 	exitErr error
 }
 
-// processSpec says how to start a process.
-type processSpec struct {
-	name string
-	argv []string
-	env  []string // added to the harness's environment
-	dir  string
-	// sysProcAttr replaces the default attributes (own process group, killed
+// Spec says how to start a process.
+type Spec struct {
+	Name string
+	Argv []string
+	Env  []string // added to the harness's environment
+	Dir  string
+	// SysProcAttr replaces the default attributes (own process group, killed
 	// with the harness); used for the pod sandbox's namespaces.
-	sysProcAttr *syscall.SysProcAttr
+	SysProcAttr *syscall.SysProcAttr
 }
 
-// processes tracks every running process so Stop can end them all.
-type processes struct {
+// Group tracks every running process so that the environment's Stop can
+// end them all; their logs go to LogDir, one file per process.
+type Group struct {
+	LogDir string
+
 	mu      sync.Mutex
-	running []*process
-	logDir  string
+	running []*Process
 }
 
-func (ps *processes) start(spec processSpec) (*process, error) {
-	if err := os.MkdirAll(ps.logDir, 0o755); err != nil {
+// Start starts a process of the group.
+func (ps *Group) Start(spec Spec) (*Process, error) {
+	if err := os.MkdirAll(ps.LogDir, 0o755); err != nil {
 		return nil, err
 	}
-	logPath := filepath.Join(ps.logDir, spec.name+".log")
+	logPath := filepath.Join(ps.LogDir, spec.Name+".log")
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("opening log of %s: %w", spec.name, err)
+		return nil, fmt.Errorf("opening log of %s: %w", spec.Name, err)
 	}
 	defer logFile.Close()
-	cmd := exec.Command(spec.argv[0], spec.argv[1:]...)
-	cmd.Env = append(os.Environ(), spec.env...)
-	cmd.Dir = spec.dir
+	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
+	cmd.Env = append(os.Environ(), spec.Env...)
+	cmd.Dir = spec.Dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = spec.sysProcAttr
+	cmd.SysProcAttr = spec.SysProcAttr
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -70,9 +78,9 @@ func (ps *processes) start(spec processSpec) (*process, error) {
 	cmd.SysProcAttr.Setpgid = true
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s (%s): %w", spec.name, spec.argv[0], err)
+		return nil, fmt.Errorf("starting %s (%s): %w", spec.Name, spec.Argv[0], err)
 	}
-	p := &process{name: spec.name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	p := &Process{name: spec.Name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
 	go func() {
 		p.exitErr = cmd.Wait()
 		close(p.done)
@@ -83,8 +91,14 @@ func (ps *processes) start(spec processSpec) (*process, error) {
 	return p, nil
 }
 
-// exited reports whether the process has ended, with its error.
-func (p *process) exited() (bool, error) {
+// Name is the process's name, which also names its log.
+func (p *Process) Name() string { return p.name }
+
+// LogPath is the file that receives the process's output.
+func (p *Process) LogPath() string { return p.logPath }
+
+// Exited reports whether the process has ended, with its error.
+func (p *Process) Exited() (bool, error) {
 	select {
 	case <-p.done:
 		return true, p.exitErr
@@ -93,9 +107,9 @@ func (p *process) exited() (bool, error) {
 	}
 }
 
-// stop ends the process group: SIGTERM, then SIGKILL after a grace period.
-func (p *process) stop(grace time.Duration) {
-	if ended, _ := p.exited(); ended {
+// Stop ends the process group: SIGTERM, then SIGKILL after a grace period.
+func (p *Process) Stop(grace time.Duration) {
+	if ended, _ := p.Exited(); ended {
 		return
 	}
 	pgid := -p.cmd.Process.Pid
@@ -110,9 +124,9 @@ func (p *process) stop(grace time.Duration) {
 	_ = syscall.Kill(pgid, syscall.SIGKILL)
 }
 
-// stopAll stops every process, newest first, in parallel per step so that a
+// StopAll stops every process, newest first, in parallel per step so that a
 // slow process does not hold the others up.
-func (ps *processes) stopAll() {
+func (ps *Group) StopAll() {
 	ps.mu.Lock()
 	running := ps.running
 	ps.running = nil
@@ -120,16 +134,16 @@ func (ps *processes) stopAll() {
 	var wg sync.WaitGroup
 	for i := len(running) - 1; i >= 0; i-- {
 		wg.Add(1)
-		go func(p *process) {
+		go func(p *Process) {
 			defer wg.Done()
-			p.stop(5 * time.Second)
+			p.Stop(5 * time.Second)
 		}(running[i])
 	}
 	wg.Wait()
 }
 
-// remove forgets a process that was stopped on its own.
-func (ps *processes) remove(p *process) {
+// Remove forgets a process that was stopped on its own.
+func (ps *Group) Remove(p *Process) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	for i, q := range ps.running {
@@ -140,14 +154,14 @@ func (ps *processes) remove(p *process) {
 	}
 }
 
-// freePorts picks n free ports below the kernel's ephemeral range
+// FreePorts picks n free ports below the kernel's ephemeral range
 // (ephemeralPortsFrom). A port the kernel hands out for 127.0.0.1:0 comes
 // from that range, and once released any process's outgoing connection
 // may take it before the server meant to bind it does: with several local
 // OCMs starting at once (the end-to-end suite, the harness's own tests and
 // the demo's), an API server then fails with "address already in use".
 // Below the range, only another listener can take it.
-func freePorts(n int) ([]int, error) {
+func FreePorts(n int) ([]int, error) {
 	// Hold all listeners until every port is chosen, so none repeats.
 	var ls []net.Listener
 	defer func() {
@@ -162,7 +176,7 @@ func freePorts(n int) ([]int, error) {
 			return nil, fmt.Errorf("no %d free ports between %d and %d", n, lowestPort, high)
 		}
 		port := lowestPort + rand.IntN(high-lowestPort)
-		l, err := net.Listen("tcp", hostPort(port))
+		l, err := net.Listen("tcp", HostPort(port))
 		if err != nil {
 			continue // taken
 		}
@@ -172,7 +186,7 @@ func freePorts(n int) ([]int, error) {
 	return ports, nil
 }
 
-// lowestPort is the lowest port freePorts picks: above the well-known and
+// lowestPort is the lowest port FreePorts picks: above the well-known and
 // the usual fixed service ports.
 const lowestPort = 10000
 
@@ -194,11 +208,12 @@ func ephemeralPortsFrom() int {
 	return from
 }
 
-func hostPort(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+// HostPort is 127.0.0.1:port.
+func HostPort(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
 
-// poll calls check until it returns true, an error that is not retriable,
-// the process it waits for dies, or the timeout passes.
-func poll(ctx context.Context, timeout time.Duration, watch *process, check func(context.Context) (bool, error)) error {
+// Poll calls check until it returns true, an error that is not retriable,
+// the process it waits for (if any) dies, or the timeout passes.
+func Poll(ctx context.Context, timeout time.Duration, watch *Process, check func(context.Context) (bool, error)) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last error
@@ -211,7 +226,7 @@ func poll(ctx context.Context, timeout time.Duration, watch *process, check func
 			last = err
 		}
 		if watch != nil {
-			if ended, exitErr := watch.exited(); ended {
+			if ended, exitErr := watch.Exited(); ended {
 				return fmt.Errorf("%s exited (%v); see %s", watch.name, exitErr, watch.logPath)
 			}
 		}
@@ -226,32 +241,5 @@ func poll(ctx context.Context, timeout time.Duration, watch *process, check func
 	}
 }
 
-// Process is a program started through the environment: it logs into the
-// environment's log directory and is stopped with it.
-type Process struct {
-	env  *Env
-	proc *process
-}
-
-// StartProcess runs a program on the host (not sandboxed) as part of the
-// environment, e.g. this bundle's manager against the hub; extraEnv is
-// added to the harness's environment.
-func (e *Env) StartProcess(name string, argv []string, extraEnv ...string) (*Process, error) {
-	p, err := e.procs.start(processSpec{name: name, argv: argv, env: extraEnv})
-	if err != nil {
-		return nil, err
-	}
-	return &Process{env: e, proc: p}, nil
-}
-
-// Stop ends the process (SIGTERM, then SIGKILL after 10 s).
-func (p *Process) Stop() {
-	p.proc.stop(10 * time.Second)
-	p.env.procs.remove(p.proc)
-}
-
-// LogPath is the file that receives the process's output.
-func (p *Process) LogPath() string { return p.proc.logPath }
-
-// Exited tells whether the process has ended, and how.
-func (p *Process) Exited() (bool, error) { return p.proc.exited() }
+// Since is the time since t, rounded for a progress line.
+func Since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package ocmlocal
+package process
 
 import (
 	"net"
@@ -10,7 +10,7 @@ import (
 // TestFreePortsAreBelowTheEphemeralRange: the ports are distinct, free, and
 // outside the range outgoing connections take their local ports from.
 func TestFreePortsAreBelowTheEphemeralRange(t *testing.T) {
-	ports, err := freePorts(5)
+	ports, err := FreePorts(5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +20,7 @@ func TestFreePortsAreBelowTheEphemeralRange(t *testing.T) {
 			t.Errorf("port %d: want distinct ports in [%d, %d)", port, lowestPort, ephemeralPortsFrom())
 		}
 		seen[port] = true
-		l, err := net.Listen("tcp", hostPort(port))
+		l, err := net.Listen("tcp", HostPort(port))
 		if err != nil {
 			t.Errorf("port %d is not free: %v", port, err)
 			continue

@@ -1,6 +1,11 @@
 //go:build linux
 
-package ocmlocal
+// Package pki makes the key material of the harness's control planes: a
+// certificate authority per control plane (which signs the API server's
+// serving certificate, the client certificates it accepts and, through
+// kube-controller-manager, approved CSRs), the front proxy's, and the
+// service account signing key; and writes it with owner-only permissions.
+package pki
 
 import (
 	"crypto/ecdsa"
@@ -18,19 +23,20 @@ import (
 	"time"
 )
 
-// authority is a certificate authority the harness makes for one control
+// Authority is a certificate authority the harness makes for one control
 // plane. The same key signs the API server's serving certificate, the client
 // certificates the API server accepts (--client-ca-file) and, through
 // kube-controller-manager, the certificates of approved CSRs, so that
 // certificates issued by the real CSR flow authenticate like any other.
-type authority struct {
-	cert    *x509.Certificate
-	key     *ecdsa.PrivateKey
-	certPEM []byte
-	keyPEM  []byte
+type Authority struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	// CertPEM and KeyPEM are the CA's certificate and key.
+	CertPEM, KeyPEM []byte
 }
 
-func newAuthority(name string) (*authority, error) {
+// NewAuthority makes a self-signed CA named name, valid for ten years.
+func NewAuthority(name string) (*Authority, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("generating key of CA %s: %w", name, err)
@@ -56,14 +62,14 @@ func newAuthority(name string) (*authority, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &authority{cert: cert, key: key, certPEM: encodeCert(der), keyPEM: keyPEM}, nil
+	return &Authority{cert: cert, key: key, CertPEM: encodeCert(der), KeyPEM: keyPEM}, nil
 }
 
-// keyPair is a PEM certificate and key.
-type keyPair struct{ certPEM, keyPEM []byte }
+// KeyPair is a PEM certificate and key.
+type KeyPair struct{ CertPEM, KeyPEM []byte }
 
-// serving issues a serving certificate for the given DNS names and IPs.
-func (a *authority) serving(cn string, hosts ...string) (keyPair, error) {
+// Serving issues a serving certificate for the given DNS names and IPs.
+func (a *Authority) Serving(cn string, hosts ...string) (KeyPair, error) {
 	tmpl := a.leaf(pkix.Name{CommonName: cn}, x509.ExtKeyUsageServerAuth)
 	for _, h := range hosts {
 		if ip := net.ParseIP(h); ip != nil {
@@ -75,12 +81,12 @@ func (a *authority) serving(cn string, hosts ...string) (keyPair, error) {
 	return a.sign(tmpl)
 }
 
-// client issues a client certificate for a user and its groups.
-func (a *authority) client(user string, groups ...string) (keyPair, error) {
+// Client issues a client certificate for a user and its groups.
+func (a *Authority) Client(user string, groups ...string) (KeyPair, error) {
 	return a.sign(a.leaf(pkix.Name{CommonName: user, Organization: groups}, x509.ExtKeyUsageClientAuth))
 }
 
-func (a *authority) leaf(subject pkix.Name, usage x509.ExtKeyUsage) *x509.Certificate {
+func (a *Authority) leaf(subject pkix.Name, usage x509.ExtKeyUsage) *x509.Certificate {
 	return &x509.Certificate{
 		SerialNumber: serial(),
 		Subject:      subject,
@@ -91,25 +97,25 @@ func (a *authority) leaf(subject pkix.Name, usage x509.ExtKeyUsage) *x509.Certif
 	}
 }
 
-func (a *authority) sign(tmpl *x509.Certificate) (keyPair, error) {
+func (a *Authority) sign(tmpl *x509.Certificate) (KeyPair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return keyPair{}, err
+		return KeyPair{}, err
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, a.cert, &key.PublicKey, a.key)
 	if err != nil {
-		return keyPair{}, fmt.Errorf("signing certificate %s: %w", tmpl.Subject.CommonName, err)
+		return KeyPair{}, fmt.Errorf("signing certificate %s: %w", tmpl.Subject.CommonName, err)
 	}
 	keyPEM, err := encodeKey(key)
 	if err != nil {
-		return keyPair{}, err
+		return KeyPair{}, err
 	}
-	return keyPair{certPEM: encodeCert(der), keyPEM: keyPEM}, nil
+	return KeyPair{CertPEM: encodeCert(der), KeyPEM: keyPEM}, nil
 }
 
-// serviceAccountKey makes the RSA key kube-apiserver signs service account
+// ServiceAccountKey makes the RSA key kube-apiserver signs service account
 // tokens with (and kube-controller-manager signs legacy token Secrets with).
-func serviceAccountKey() (privatePEM, publicPEM []byte, err error) {
+func ServiceAccountKey() (privatePEM, publicPEM []byte, err error) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return nil, nil, err
@@ -140,8 +146,8 @@ func serial() *big.Int {
 	return n
 }
 
-// writeFiles writes name → content into dir with owner-only permissions.
-func writeFiles(dir string, files map[string][]byte) error {
+// WriteFiles writes name → content into dir with owner-only permissions.
+func WriteFiles(dir string, files map[string][]byte) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
