@@ -31,7 +31,7 @@ const (
 
 // ocmImage is the image of one of OCM's programs at the built release.
 func (e *Env) ocmImage(name string) string {
-	return ocmImageRepository + name + ":" + e.bins.ocm.Version
+	return ocmImageRepository + name + ":" + e.bins.OCM.Version
 }
 
 // ocmImages map OCM's images, at the built release, to the binaries built
@@ -46,7 +46,7 @@ func (e *Env) ocmImages() []ImageBinary {
 		{"/placement", "placement", "placement"},
 		{"/addon", "addon-manager", "addon"},
 	} {
-		images = append(images, ImageBinary{Command: m.command, ImageContains: e.ocmImage(m.image), Path: e.bins.path(m.binary)})
+		images = append(images, ImageBinary{Command: m.command, ImageContains: e.ocmImage(m.image), Path: e.bins.Path(m.binary)})
 	}
 	return images
 }
@@ -95,7 +95,7 @@ func (e *Env) startClusterManager(ctx context.Context) error {
 	if err := e.waitClusterManager(ctx, c); err != nil {
 		return err
 	}
-	e.progressf("cluster-manager operator (OCM %s) applied the ClusterManager in %s: hub controllers and webhooks run", e.bins.ocm.Version, process.Since(start))
+	e.progressf("cluster-manager operator (OCM %s) applied the ClusterManager in %s: hub controllers and webhooks run", e.bins.OCM.Version, process.Since(start))
 	return nil
 }
 

@@ -68,14 +68,14 @@ func (e *Env) startControlPlane(ctx context.Context, name string, controllerMana
 	}
 	e.addServiceNetwork(svcnet)
 	cp.egressConfig = egressConfig
-	if _, err := e.procs.Start(process.Spec{Name: name + "-etcd", Argv: etcdArgs(e.bins.etcd, cp.dir, etcdClient, etcdPeer)}); err != nil {
+	if _, err := e.procs.Start(process.Spec{Name: name + "-etcd", Argv: etcdArgs(e.bins.Etcd, cp.dir, etcdClient, etcdPeer)}); err != nil {
 		return nil, err
 	}
 	audit, err := cp.auditArgs()
 	if err != nil {
 		return nil, err
 	}
-	cp.apiserver, err = e.procs.Start(process.Spec{Name: name + "-kube-apiserver", Argv: append(cp.apiServerArgs(e.bins.kubeAPIServer, etcdClient), audit...)})
+	cp.apiserver, err = e.procs.Start(process.Spec{Name: name + "-kube-apiserver", Argv: append(cp.apiServerArgs(e.bins.KubeAPIServer, etcdClient), audit...)})
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (e *Env) startControlPlane(ctx context.Context, name string, controllerMana
 		return nil, err
 	}
 	if controllerManager {
-		if _, err := e.procs.Start(process.Spec{Name: name + "-kube-controller-manager", Argv: cp.controllerManagerArgs(e.bins.path("kube-controller-manager"))}); err != nil {
+		if _, err := e.procs.Start(process.Spec{Name: name + "-kube-controller-manager", Argv: cp.controllerManagerArgs(e.bins.Path("kube-controller-manager"))}); err != nil {
 			return nil, err
 		}
 	}

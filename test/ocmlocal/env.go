@@ -40,6 +40,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
@@ -112,10 +113,10 @@ type Env struct {
 	ArgoCDPlugin string
 
 	opts     Options
-	bins     binaries
+	bins     binaries.Set
 	procs    *process.Group
 	progress io.Writer
-	modules  *moduleDirs
+	modules  *binaries.Modules
 	// kubeletsMu guards kubelets and serviceNets: control planes start in
 	// parallel.
 	kubeletsMu  sync.Mutex
@@ -149,7 +150,7 @@ type UserServer struct {
 }
 
 // ErrBinariesMissing is returned (wrapped) when the programs are not built.
-var ErrBinariesMissing = errors.New("OCM binaries not built")
+var ErrBinariesMissing = binaries.ErrMissing
 
 // ErrNotRoot is returned when the harness does not run as root: pod
 // sandboxes need mount and network namespaces.
@@ -219,18 +220,18 @@ func newEnv(opts Options) (e *Env, err error) {
 	if e.progress == nil {
 		e.progress = os.Stderr
 	}
-	if e.bins, err = findBinaries(opts); err != nil {
+	if e.bins, err = binaries.Find(need(opts)); err != nil {
 		return nil, err
 	}
 	if e.WorkDir, err = workDir(opts); err != nil {
 		return nil, err
 	}
-	if e.bins.podRunner, err = buildPodRunner(e.WorkDir); err != nil {
+	if e.bins.PodRunner, err = binaries.BuildPodRunner(e.WorkDir); err != nil {
 		return nil, err
 	}
 	e.images = slices.Concat(e.ocmImages(), e.defaultImages(), opts.Images)
 	e.procs = &process.Group{LogDir: filepath.Join(e.WorkDir, "logs")}
-	e.modules = newModuleDirs(e.bins.ocm)
+	e.modules = binaries.NewModules(e.bins.OCM)
 	return e, nil
 }
 
@@ -295,4 +296,26 @@ func (e *Env) HubClient() (client.Client, error) { return e.hubClient() }
 
 func (e *Env) hubClient() (client.Client, error) {
 	return client.New(e.Hub.Config, client.Options{Scheme: scheme.New()})
+}
+
+// RepoRoot is the root of this repository.
+func RepoRoot() string { return binaries.RepoRoot() }
+
+// BinariesBuilt tells whether every program Start needs with both addons
+// is there, and if not, which is missing and how to build it.
+func BinariesBuilt() error {
+	return BinariesBuiltFor(Options{ManagedServiceAccount: true, ClusterProxy: true})
+}
+
+// BinariesBuiltFor tells whether the programs Start needs for opts are
+// there (e.g. bin/ocm/kueue with Kueue).
+func BinariesBuiltFor(opts Options) error {
+	_, err := binaries.Find(need(opts))
+	return err
+}
+
+// need says which programs opts need.
+func need(opts Options) binaries.Need {
+	return binaries.Need{ManagedServiceAccount: opts.ManagedServiceAccount, ClusterProxy: opts.ClusterProxy,
+		Kueue: opts.Kueue, OCMVersion: opts.OCMVersion}
 }

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
@@ -56,14 +57,14 @@ func (e *Env) startHub(ctx context.Context) error {
 // the addons'.
 func (e *Env) hubCRDFiles() ([]string, error) {
 	files := []struct{ module, path string }{
-		{profileModule, "config/crd/bases/multicluster.x-k8s.io_clusterprofiles.yaml"},
-		{msaModule, "config/crd/bases/authentication.open-cluster-management.io_managedserviceaccounts.yaml"},
-		{proxyModule, "hack/crd/bases/proxy.open-cluster-management.io_managedproxyconfigurations.yaml"},
-		{proxyModule, "hack/crd/bases/proxy.open-cluster-management.io_managedproxyserviceresolvers.yaml"},
+		{binaries.ProfileModule, "config/crd/bases/multicluster.x-k8s.io_clusterprofiles.yaml"},
+		{binaries.MSAModule, "config/crd/bases/authentication.open-cluster-management.io_managedserviceaccounts.yaml"},
+		{binaries.ProxyModule, "hack/crd/bases/proxy.open-cluster-management.io_managedproxyconfigurations.yaml"},
+		{binaries.ProxyModule, "hack/crd/bases/proxy.open-cluster-management.io_managedproxyserviceresolvers.yaml"},
 	}
 	var paths []string
 	for _, f := range files {
-		p, err := e.modules.file(f.module, f.path)
+		p, err := e.modules.File(f.module, f.path)
 		if err != nil {
 			return nil, err
 		}

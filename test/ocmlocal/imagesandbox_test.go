@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
@@ -38,7 +39,7 @@ func TestBundleImageRunsAsInACluster(t *testing.T) {
 	dir := t.TempDir()
 	e := &Env{WorkDir: dir, progress: io.Discard, procs: &process.Group{LogDir: filepath.Join(dir, "logs")}}
 	var err error
-	if e.bins.podRunner, err = buildPodRunner(dir); err != nil {
+	if e.bins.PodRunner, err = binaries.BuildPodRunner(dir); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.startRegistry(); err != nil {

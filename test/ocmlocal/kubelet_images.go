@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
 )
 
 // ImageBinary maps a container to a local binary that plays it.
@@ -56,14 +57,14 @@ func (e *Env) AddImage(img ImageBinary) {
 // Kueue's manager.
 func (e *Env) defaultImages() []ImageBinary {
 	return []ImageBinary{
-		{Command: "/msa", Path: e.bins.path("msa")},
-		{Command: "/proxy-server", Path: e.bins.path("proxy-server")},
-		{Command: "/proxy-agent", Path: e.bins.path("proxy-agent")},
-		{Command: "/agent", ImageContains: "cluster-proxy", Path: e.bins.path("cluster-proxy-addon-agent")},
-		{Command: "/cluster-proxy", Path: e.bins.path("cluster-proxy")},
-		{Command: "/manager", ImageContains: "cluster-proxy", Path: e.bins.path("cluster-proxy-manager")},
-		{Command: "/manager", ImageContains: kueueImageOf(e.bins.kueue), Path: e.bins.path("kueue")},
-		{Command: "/manager", ImageContains: kueueImageOf(e.bins.kueueUpgrade), Path: e.bins.path(kueueUpgradeBinary)},
+		{Command: "/msa", Path: e.bins.Path("msa")},
+		{Command: "/proxy-server", Path: e.bins.Path("proxy-server")},
+		{Command: "/proxy-agent", Path: e.bins.Path("proxy-agent")},
+		{Command: "/agent", ImageContains: "cluster-proxy", Path: e.bins.Path("cluster-proxy-addon-agent")},
+		{Command: "/cluster-proxy", Path: e.bins.Path("cluster-proxy")},
+		{Command: "/manager", ImageContains: "cluster-proxy", Path: e.bins.Path("cluster-proxy-manager")},
+		{Command: "/manager", ImageContains: kueueImageOf(e.bins.Kueue), Path: e.bins.Path("kueue")},
+		{Command: "/manager", ImageContains: kueueImageOf(e.bins.KueueUpgrade), Path: e.bins.Path(binaries.KueueUpgrade)},
 		AgentImage(),
 		ManagerImage(),
 	}

@@ -28,6 +28,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/internal/chartrender"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
@@ -55,20 +56,15 @@ const (
 	// bin/ocm/kueue-upgrade, by its tag) for its /manager.
 	kueueImage = "registry.k8s.io/kueue/kueue"
 	// kueueLease is the chart configuration's leader election lease.
-	kueueLease             = "c1f6bfd2.kueue.x-k8s.io"
-	kueueModuleFile        = "kueue-module.json"
-	kueueUpgradeBinary     = "kueue-upgrade"
-	kueueUpgradeModuleFile = kueueUpgradeBinary + "-module.json"
+	kueueLease = "c1f6bfd2.kueue.x-k8s.io"
 )
 
 // MultiKueueClusterGVK is the kind Kueue serves and stores (v0.16 on).
 var MultiKueueClusterGVK = schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: "MultiKueueCluster"}
 
-var kueuePrograms = []string{"kueue", kueueModuleFile, kueueUpgradeBinary, kueueUpgradeModuleFile}
-
 // kueueImageOf is the image of a Kueue release, which the kubelets map to
 // the binary built for it.
-func kueueImageOf(release ocmRelease) string { return kueueImage + ":" + release.Version }
+func kueueImageOf(release binaries.Release) string { return kueueImage + ":" + release.Version }
 
 // startKueue installs Kueue on every managed cluster and on the hub,
 // configured as the docs' MultiKueue recipe says
@@ -93,11 +89,11 @@ func (e *Env) startKueue(ctx context.Context) error {
 	for _, c := range e.Clusters {
 		e.kubeletOf(e.Hub).reachPort(KueueNamespace, KueueDeployment, c.Port)
 	}
-	if err := e.runKueueEverywhere(ctx, e.bins.kueue, KueueRecipeConfigFile, false); err != nil {
+	if err := e.runKueueEverywhere(ctx, e.bins.Kueue, KueueRecipeConfigFile, false); err != nil {
 		return err
 	}
 	e.progressf("Kueue %s leads on the hub (MultiKueue with ClusterProfiles, as the docs' recipe configures it) and on %d workers, in %s",
-		e.bins.kueue.Version, len(e.Clusters), process.Since(start))
+		e.bins.Kueue.Version, len(e.Clusters), process.Since(start))
 	return nil
 }
 
@@ -110,17 +106,17 @@ func (e *Env) startKueue(ctx context.Context) error {
 // returns the release.
 func (e *Env) UpgradeKueue(ctx context.Context) (string, error) {
 	start := time.Now()
-	if err := e.runKueueEverywhere(ctx, e.bins.kueueUpgrade, KueueRecipeConfigV019File, true); err != nil {
+	if err := e.runKueueEverywhere(ctx, e.bins.KueueUpgrade, KueueRecipeConfigV019File, true); err != nil {
 		return "", err
 	}
-	e.progressf("Kueue upgraded to %s on the hub and %d workers in %s", e.bins.kueueUpgrade.Version, len(e.Clusters), process.Since(start))
-	return e.bins.kueueUpgrade.Version, nil
+	e.progressf("Kueue upgraded to %s on the hub and %d workers in %s", e.bins.KueueUpgrade.Version, len(e.Clusters), process.Since(start))
+	return e.bins.KueueUpgrade.Version, nil
 }
 
 // runKueueEverywhere installs or upgrades Kueue release on every managed
 // cluster and on the hub at once, the hub's with the recipe's
 // configuration file.
-func (e *Env) runKueueEverywhere(ctx context.Context, release ocmRelease, hubConfigFile string, upgrade bool) error {
+func (e *Env) runKueueEverywhere(ctx context.Context, release binaries.Release, hubConfigFile string, upgrade bool) error {
 	chart, err := chartrender.Load(filepath.Join(release.Dir, "charts", "kueue"))
 	if err != nil {
 		return err
@@ -141,7 +137,7 @@ func (e *Env) runKueueEverywhere(ctx context.Context, release ocmRelease, hubCon
 // config as its manager configuration ("": the chart's own, as on a
 // worker; the hub's Deployment also gets the recipe's patch), and waits
 // until a manager started after that leads and serves the visibility API.
-func (e *Env) runKueue(ctx context.Context, cp *ControlPlane, kueueChart *chart.Chart, release ocmRelease, config string, upgrade bool) error {
+func (e *Env) runKueue(ctx context.Context, cp *ControlPlane, kueueChart *chart.Chart, release binaries.Release, config string, upgrade bool) error {
 	values := map[string]any{
 		"controllerManager": map[string]any{
 			"manager": map[string]any{"image": map[string]any{
@@ -327,19 +323,6 @@ func StatusCondition(u *unstructured.Unstructured, conditionType string) (*metav
 		return nil, fmt.Errorf("conditions of %s %s: %w", u.GetKind(), u.GetName(), err)
 	}
 	return meta.FindStatusCondition(conditions, conditionType), nil
-}
-
-// readKueueModule reads the Kueue release hack/ocmlocal.sh built.
-func readKueueModule(path string) (ocmRelease, error) {
-	var m ocmRelease
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return m, err
-	}
-	if err := json.Unmarshal(raw, &m); err != nil || m.Version == "" || m.Dir == "" {
-		return m, fmt.Errorf("%w: %s names no Kueue version and directory (%v); run `make ocm-binaries`", ErrBinariesMissing, path, err)
-	}
-	return m, nil
 }
 
 // NewMultiKueueCluster is a MultiKueueCluster that reaches a worker through

@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -24,7 +25,7 @@ import (
 // (deploy/<name>/config). The Deployment's image is set to the release's
 // registration-operator image, which the kubelet maps to the local binary.
 func (e *Env) installOperator(ctx context.Context, cp *ControlPlane, name string) error {
-	dir, err := e.modules.file(ocmModule, filepath.Join("deploy", name, "config"))
+	dir, err := e.modules.File(binaries.OCMModule, filepath.Join("deploy", name, "config"))
 	if err != nil {
 		return err
 	}

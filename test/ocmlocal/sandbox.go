@@ -105,7 +105,7 @@ func (e *Env) startSandboxed(spec sandboxSpec) (*sandboxed, error) {
 	}
 	s.proc, err = e.procs.Start(process.Spec{
 		Name: spec.name,
-		Argv: []string{e.bins.podRunner, specPath},
+		Argv: []string{e.bins.PodRunner, specPath},
 		// New mount and network namespaces: see package podsandbox.
 		SysProcAttr: &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWNET},
 	})
