@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"golang.org/x/sync/errgroup"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/controlplane"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
@@ -148,7 +149,7 @@ func (e *Env) bootstrapKubeconfig(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return kubeconfigBytes("hub", e.Hub.URL, e.Hub.CAData, func(u *clientcmdapi.AuthInfo) { u.Token = token })
+	return controlplane.KubeconfigBytes("hub", e.Hub.URL, e.Hub.CAData, func(u *clientcmdapi.AuthInfo) { u.Token = token })
 }
 
 // accept does what `clusteradm accept` does: approve the cluster's pending

@@ -83,7 +83,7 @@ func (e *Env) listenServiceNetwork(cp *ControlPlane) (*serviceNetwork, string, e
 	if err != nil {
 		return nil, "", fmt.Errorf("service network of %s: %w", cp.Name, err)
 	}
-	config := filepath.Join(cp.dir, "egress-selector.yaml")
+	config := filepath.Join(cp.Dir(), "egress-selector.yaml")
 	if err := os.WriteFile(config, []byte(egressSelectorConfig(socket)), 0o644); err != nil {
 		l.Close()
 		return nil, "", err

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"open-cluster-management.io/clusterprofile-bundle/test/integration/framework"
-	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/controlplane"
 )
 
 // restartableAPIServer is a kube-apiserver of the test's own on the
@@ -41,7 +41,7 @@ func startRestartableAPIServer(t *testing.T) *restartableAPIServer {
 	if err != nil {
 		t.Fatalf("reading the etcd port of %s: %v", etcd, err)
 	}
-	argv, kubeconfig, err := ocmlocal.StandaloneAPIServer(filepath.Join(assets, "kube-apiserver"), t.TempDir(), freePort(t), etcdPort)
+	argv, kubeconfig, err := controlplane.StandaloneAPIServer(filepath.Join(assets, "kube-apiserver"), t.TempDir(), freePort(t), etcdPort)
 	if err != nil {
 		t.Fatal(err)
 	}

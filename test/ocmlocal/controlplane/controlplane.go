@@ -1,6 +1,13 @@
 //go:build linux
 
-package ocmlocal
+// Package controlplane runs one Kubernetes control plane of the harness on
+// 127.0.0.1: etcd, kube-apiserver (its certificates from package pki, a
+// watch audit log, and an egress selector that sends Service traffic to
+// the harness's service network) and kube-controller-manager with the
+// controllers OCM relies on (CSR signing, garbage collection, namespace
+// deletion, service accounts, ClusterRole aggregation). A standalone API
+// server that a test starts and stops itself is prepared here too.
+package controlplane
 
 import (
 	"context"
@@ -11,8 +18,6 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/pki"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
@@ -33,11 +38,12 @@ type ControlPlane struct {
 	// and every client certificate it accepts.
 	CAData []byte
 
-	dir       string
-	ca        *pki.Authority
-	apiserver *process.Process
+	dir                  string
+	etcdClient, etcdPeer int
+	ca                   *pki.Authority
+	apiserver            *process.Process
 	// egressConfig routes the API server's traffic to Services through the
-	// harness (servicenet.go); empty for a standalone API server.
+	// harness (package servicenet); empty for a standalone API server.
 	egressConfig string
 }
 
@@ -49,9 +55,10 @@ var apiServerHosts = []string{
 	"kubernetes.default.svc", "kubernetes.default.svc.cluster.local",
 }
 
-func (e *Env) startControlPlane(ctx context.Context, name string, controllerManager bool) (*ControlPlane, error) {
-	start := time.Now()
-	cp := &ControlPlane{Name: name, dir: filepath.Join(e.WorkDir, name)}
+// New prepares a control plane named name in dir: its certificates and
+// the free ports its etcd and API server will listen on.
+func New(name, dir string) (*ControlPlane, error) {
+	cp := &ControlPlane{Name: name, dir: dir}
 	if err := cp.writeCertificates(); err != nil {
 		return nil, fmt.Errorf("certificates of %s: %w", name, err)
 	}
@@ -59,43 +66,47 @@ func (e *Env) startControlPlane(ctx context.Context, name string, controllerMana
 	if err != nil {
 		return nil, err
 	}
-	etcdClient, etcdPeer := ports[0], ports[1]
+	cp.etcdClient, cp.etcdPeer = ports[0], ports[1]
 	cp.Port = ports[2]
 	cp.URL = "https://" + process.HostPort(cp.Port)
-	svcnet, egressConfig, err := e.listenServiceNetwork(cp)
-	if err != nil {
-		return nil, err
-	}
-	e.addServiceNetwork(svcnet)
+	return cp, nil
+}
+
+// Start starts etcd and the API server (with the watch audit log, and
+// egressConfig as its egress selector configuration when set), writes the
+// admin kubeconfig and waits until the API server is ready.
+func (cp *ControlPlane) Start(ctx context.Context, procs *process.Group, etcd, apiServer, egressConfig string) error {
 	cp.egressConfig = egressConfig
-	if _, err := e.procs.Start(process.Spec{Name: name + "-etcd", Argv: etcdArgs(e.bins.Etcd, cp.dir, etcdClient, etcdPeer)}); err != nil {
-		return nil, err
+	if _, err := procs.Start(process.Spec{Name: cp.Name + "-etcd", Argv: etcdArgs(etcd, cp.dir, cp.etcdClient, cp.etcdPeer)}); err != nil {
+		return err
 	}
 	audit, err := cp.auditArgs()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	cp.apiserver, err = e.procs.Start(process.Spec{Name: name + "-kube-apiserver", Argv: append(cp.apiServerArgs(e.bins.KubeAPIServer, etcdClient), audit...)})
+	cp.apiserver, err = procs.Start(process.Spec{Name: cp.Name + "-kube-apiserver", Argv: append(cp.apiServerArgs(apiServer, cp.etcdClient), audit...)})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := cp.writeAdminKubeconfig(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := cp.waitReady(ctx); err != nil {
-		return nil, fmt.Errorf("API server of %s: %w", name, err)
+		return fmt.Errorf("API server of %s: %w", cp.Name, err)
 	}
-	if err := svcnet.serve(); err != nil {
-		return nil, err
-	}
-	if controllerManager {
-		if _, err := e.procs.Start(process.Spec{Name: name + "-kube-controller-manager", Argv: cp.controllerManagerArgs(e.bins.Path("kube-controller-manager"))}); err != nil {
-			return nil, err
-		}
-	}
-	e.progressf("%s control plane up at %s in %s", name, cp.URL, process.Since(start))
-	return cp, nil
+	return nil
 }
+
+// StartControllerManager starts kube-controller-manager with the
+// controllers the harness needs (controllerManagerArgs).
+func (cp *ControlPlane) StartControllerManager(procs *process.Group, bin string) error {
+	_, err := procs.Start(process.Spec{Name: cp.Name + "-kube-controller-manager", Argv: cp.controllerManagerArgs(bin)})
+	return err
+}
+
+// Dir is the control plane's directory: its certificates, etcd's data and
+// its configuration files.
+func (cp *ControlPlane) Dir() string { return cp.dir }
 
 func (cp *ControlPlane) file(name string) string { return filepath.Join(cp.dir, "pki", name) }
 
@@ -209,44 +220,6 @@ func (cp *ControlPlane) controllerManagerArgs(bin string) []string {
 		// Fast garbage collection and namespace deletion for tests.
 		"--concurrent-gc-syncs=5", "--concurrent-namespace-syncs=5",
 	}
-}
-
-func (cp *ControlPlane) writeAdminKubeconfig() error {
-	cert, key := cp.file("admin.crt"), cp.file("admin.key")
-	cp.Config = &rest.Config{
-		Host:            cp.URL,
-		TLSClientConfig: rest.TLSClientConfig{CAData: cp.CAData, CertFile: cert, KeyFile: key},
-		QPS:             100, Burst: 200,
-	}
-	cp.KubeconfigPath = filepath.Join(cp.dir, "admin.kubeconfig")
-	return writeKubeconfig(cp.KubeconfigPath, cp.Name, cp.URL, cp.CAData, func(u *clientcmdapi.AuthInfo) {
-		u.ClientCertificate, u.ClientKey = cert, key
-	})
-}
-
-// writeKubeconfig writes a one-context kubeconfig for server, with the user
-// filled in by setUser.
-func writeKubeconfig(path, name, server string, caData []byte, setUser func(*clientcmdapi.AuthInfo)) error {
-	if err := clientcmd.WriteToFile(*kubeconfig(name, server, caData, setUser), path); err != nil {
-		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
-	}
-	return nil
-}
-
-// kubeconfigBytes is writeKubeconfig's content, e.g. for a Secret.
-func kubeconfigBytes(name, server string, caData []byte, setUser func(*clientcmdapi.AuthInfo)) ([]byte, error) {
-	return clientcmd.Write(*kubeconfig(name, server, caData, setUser))
-}
-
-func kubeconfig(name, server string, caData []byte, setUser func(*clientcmdapi.AuthInfo)) *clientcmdapi.Config {
-	user := clientcmdapi.NewAuthInfo()
-	setUser(user)
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caData}
-	cfg.AuthInfos[name] = user
-	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
-	cfg.CurrentContext = name
-	return cfg
 }
 
 func (cp *ControlPlane) waitReady(ctx context.Context) error {
