@@ -294,7 +294,7 @@ func (e *Env) imagePlugin() (string, error) {
 	if e.Registry == nil {
 		return filepath.Join(RepoRoot(), "bin", "cp-creds"), nil
 	}
-	img, err := e.pulled.get(e.Registry.BundleReference(), corev1.PullIfNotPresent)
+	img, err := e.pulled.Get(e.Registry.BundleReference(), corev1.PullIfNotPresent)
 	if err != nil {
 		return "", err
 	}

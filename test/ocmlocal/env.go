@@ -41,6 +41,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/images"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
@@ -125,7 +126,7 @@ type Env struct {
 	imagesMu    sync.Mutex
 	images      []ImageBinary
 	// pulled holds the images pulled from Registry, unpacked.
-	pulled *imageStore
+	pulled *images.Store
 	// publishedPorts are host ports every pod can reach at the same address.
 	publishedPorts []int
 	// proxyPorts: cluster-proxy's proxy-server (clients, agents) and user
@@ -175,7 +176,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 		if err := e.startRegistry(); err != nil {
 			return nil, err
 		}
-		e.pulled = newImageStore(filepath.Join(e.WorkDir, "images"))
+		e.pulled = images.NewStore(filepath.Join(e.WorkDir, "images"))
 	}
 	if opts.ClusterProxy {
 		// Before any pod starts (the operators' are the first): every pod

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/images"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
@@ -46,7 +47,7 @@ func TestBundleImageRunsAsInACluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Registry.close)
-	e.pulled = newImageStore(filepath.Join(dir, "images"))
+	e.pulled = images.NewStore(filepath.Join(dir, "images"))
 
 	vols := podVolumes{dirs: map[string]string{}}
 	for name, mode := range map[string]os.FileMode{"plugins": 0o777, "secret": 0o755, "host": 0o755} {

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/images"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
@@ -80,7 +81,7 @@ type containerInfo struct {
 	init  bool
 	image string
 	// from is the unpacked image, nil for a local binary.
-	from *unpackedImage
+	from *images.Image
 	// program is the local binary that plays the container.
 	program string
 	// log receives the container's output.

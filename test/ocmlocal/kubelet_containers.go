@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/images"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
@@ -170,7 +171,7 @@ func (e *Env) hostContainer(c corev1.Container, env, rewrites map[string]string)
 	argv := append(slices.Clone(c.Command), c.Args...)
 	argv[0] = bin
 	for i := range argv[1:] {
-		argv[i+1] = rewritePaths(expandVars(argv[i+1], env), rewrites)
+		argv[i+1] = rewritePaths(images.ExpandVars(argv[i+1], env), rewrites)
 	}
 	var envList []string
 	for name, value := range env {
@@ -188,7 +189,7 @@ func (k *kubelet) containerEnv(ctx context.Context, d *appsv1.Deployment, c core
 	for _, v := range c.Env {
 		switch {
 		case v.ValueFrom == nil:
-			env[v.Name] = expandVars(v.Value, env)
+			env[v.Name] = images.ExpandVars(v.Value, env)
 		case v.ValueFrom.FieldRef != nil:
 			env[v.Name] = fieldValue(d, v.ValueFrom.FieldRef.FieldPath)
 		case v.ValueFrom.ResourceFieldRef != nil:
@@ -248,15 +249,6 @@ func resourceValue(d *appsv1.Deployment, c corev1.Container, ref *corev1.Resourc
 		return ""
 	}
 	return strconv.FormatInt(q.Value(), 10)
-}
-
-// expandVars replaces $(NAME) with the variable's value, as Kubernetes does
-// in args and env values.
-func expandVars(s string, env map[string]string) string {
-	for name, value := range env {
-		s = strings.ReplaceAll(s, "$("+name+")", value)
-	}
-	return s
 }
 
 // rewritePaths replaces a mount path with the volume's directory where the

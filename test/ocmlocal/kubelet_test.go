@@ -132,13 +132,6 @@ func TestBinaryFor(t *testing.T) {
 	}
 }
 
-func TestExpandVars(t *testing.T) {
-	env := map[string]string{"NS": "addons", "NAME": "agent"}
-	if got, want := expandVars("--namespace=$(NS) --name=$(NAME) $(UNSET)", env), "--namespace=addons --name=agent $(UNSET)"; got != want {
-		t.Errorf("expandVars = %q, want %q", got, want)
-	}
-}
-
 func TestResourceValue(t *testing.T) {
 	d := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
 		Name: "manager",

@@ -1,6 +1,6 @@
 //go:build linux
 
-package ocmlocal
+package images
 
 import (
 	"archive/tar"
@@ -114,9 +114,9 @@ func TestImageStoreUnpacksAndHonoursThePullPolicy(t *testing.T) {
 			file{name: "home/", mode: 0o700, uid: 65532}),
 		layerOf(t, file{name: "etc/.wh.gone", mode: 0o644}, file{name: "etc/kept", content: "k", mode: 0o644}))
 	firstDigest := push(t, ref, first)
-	s := newImageStore(t.TempDir())
+	s := NewStore(t.TempDir())
 
-	got, err := s.get(ref, corev1.PullIfNotPresent)
+	got, err := s.Get(ref, corev1.PullIfNotPresent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,20 +142,20 @@ func TestImageStoreUnpacksAndHonoursThePullPolicy(t *testing.T) {
 
 	second := imageOf(t, layerOf(t, file{name: "app", content: "v2", mode: 0o755}))
 	secondDigest := push(t, ref, second)
-	if got, err := s.get(ref, corev1.PullIfNotPresent); err != nil || got.Digest != firstDigest || s.resolved != 1 {
+	if got, err := s.Get(ref, corev1.PullIfNotPresent); err != nil || got.Digest != firstDigest || s.resolved != 1 {
 		t.Errorf("IfNotPresent: %v, %v after %d resolutions; want %s without asking the registry again", got, err, s.resolved, firstDigest)
 	}
-	got, err = s.get(ref, corev1.PullAlways)
+	got, err = s.Get(ref, corev1.PullAlways)
 	if err != nil || got.Digest != secondDigest {
 		t.Fatalf("Always: %v, %v; want %s", got, err, secondDigest)
 	}
 	if content, _ := os.ReadFile(filepath.Join(got.Rootfs, "app")); string(content) != "v2" {
 		t.Errorf("Always: app holds %q, want v2", content)
 	}
-	if got, err := s.get(ref, corev1.PullNever); err != nil || got.Digest != secondDigest {
+	if got, err := s.Get(ref, corev1.PullNever); err != nil || got.Digest != secondDigest {
 		t.Errorf("Never after a pull: %v, %v; want %s", got, err, secondDigest)
 	}
-	if _, err := s.get(host+"/other:1.0", corev1.PullNever); !errors.Is(err, errNeverPull) {
-		t.Errorf("Never, not present: %v, want errNeverPull", err)
+	if _, err := s.Get(host+"/other:1.0", corev1.PullNever); !errors.Is(err, ErrNeverPull) {
+		t.Errorf("Never, not present: %v, want ErrNeverPull", err)
 	}
 }

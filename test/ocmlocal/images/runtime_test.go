@@ -1,6 +1,6 @@
 //go:build linux
 
-package ocmlocal
+package images
 
 import (
 	"os"
@@ -37,7 +37,7 @@ func TestCommandLine(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := commandLine(tc.container, tc.config, env)
+			got, err := CommandLine(tc.container, tc.config, env)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("error %v, want error %v", err, tc.wantErr)
 			}
@@ -61,14 +61,14 @@ func TestContainerUser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	image := func(user string) *unpackedImage {
-		return &unpackedImage{Rootfs: rootfs, Config: v1.Config{User: user}}
+	image := func(user string) *Image {
+		return &Image{Rootfs: rootfs, Config: v1.Config{User: user}}
 	}
 	nonRoot := &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)}
 	cases := map[string]struct {
 		pod       *corev1.PodSecurityContext
 		container *corev1.SecurityContext
-		image     *unpackedImage
+		image     *Image
 		want      podsandbox.Root
 		wantErr   bool
 	}{
@@ -91,7 +91,7 @@ func TestContainerUser(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := containerUser(corev1.PodSpec{SecurityContext: tc.pod}, corev1.Container{SecurityContext: tc.container}, tc.image)
+			got, err := User(corev1.PodSpec{SecurityContext: tc.pod}, corev1.Container{SecurityContext: tc.container}, tc.image)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("error %v, want error %v", err, tc.wantErr)
 			}
@@ -101,5 +101,12 @@ func TestContainerUser(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestExpandVars(t *testing.T) {
+	env := map[string]string{"NS": "addons", "NAME": "agent"}
+	if got, want := ExpandVars("--namespace=$(NS) --name=$(NAME) $(UNSET)", env), "--namespace=addons --name=agent $(UNSET)"; got != want {
+		t.Errorf("ExpandVars = %q, want %q", got, want)
 	}
 }

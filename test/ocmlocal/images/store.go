@@ -1,6 +1,11 @@
 //go:build linux
 
-package ocmlocal
+// Package images is the node side of container images in the harness: a
+// store that pulls images from the local registry for this machine's
+// platform with a container's pull policy and unpacks each once, and what
+// a container runtime derives from an image (runtime.go): the command
+// line, the environment and the user a container of it runs with.
+package images
 
 import (
 	"archive/tar"
@@ -21,42 +26,43 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// unpackedImage is an image pulled for this machine's platform and
-// unpacked: its root file system and its configuration.
-type unpackedImage struct {
+// Image is an image pulled for this machine's platform and unpacked: its
+// root file system and its configuration.
+type Image struct {
 	// Digest is the platform manifest's digest.
 	Digest v1.Hash
 	Rootfs string
 	Config v1.Config
 }
 
-// imageStore pulls images by reference and unpacks each once: references
+// Store pulls images by reference and unpacks each once: references
 // resolve to a platform manifest's digest (kept for IfNotPresent), and
 // root file systems are kept by that digest, under dir.
-type imageStore struct {
+type Store struct {
 	dir string
 
 	mu       sync.Mutex
 	byRef    map[string]v1.Hash
-	unpacked map[v1.Hash]*unpackedImage
+	unpacked map[v1.Hash]*Image
 	// resolved counts the references resolved at the registry, for tests.
 	resolved int
 }
 
-func newImageStore(dir string) *imageStore {
-	return &imageStore{dir: dir, byRef: map[string]v1.Hash{}, unpacked: map[v1.Hash]*unpackedImage{}}
+// NewStore is a store that keeps its root file systems under dir.
+func NewStore(dir string) *Store {
+	return &Store{dir: dir, byRef: map[string]v1.Hash{}, unpacked: map[v1.Hash]*Image{}}
 }
 
-// errNeverPull is returned for imagePullPolicy Never and an image not present.
-var errNeverPull = errors.New("image not present and imagePullPolicy is Never")
+// ErrNeverPull is returned for imagePullPolicy Never and an image not present.
+var ErrNeverPull = errors.New("image not present and imagePullPolicy is Never")
 
-// get returns the image a container names, as a kubelet would: with
+// Get returns the image a container names, as a kubelet would: with
 // IfNotPresent (the default for a tag other than latest) an image this
 // store already resolved the reference to is used without asking the
 // registry; Always resolves the reference at the registry every time (a
 // new digest is pulled and unpacked, a known one reused); Never uses only
 // what is present.
-func (s *imageStore) get(image string, policy corev1.PullPolicy) (*unpackedImage, error) {
+func (s *Store) Get(image string, policy corev1.PullPolicy) (*Image, error) {
 	ref, err := name.ParseReference(image)
 	if err != nil {
 		return nil, fmt.Errorf("image %q: %w", image, err)
@@ -71,7 +77,7 @@ func (s *imageStore) get(image string, policy corev1.PullPolicy) (*unpackedImage
 			return s.unpacked[d], nil
 		}
 		if policy == corev1.PullNever {
-			return nil, fmt.Errorf("%s: %w", image, errNeverPull)
+			return nil, fmt.Errorf("%s: %w", image, ErrNeverPull)
 		}
 	}
 	platform := v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
@@ -107,7 +113,7 @@ func defaultPullPolicy(ref name.Reference) corev1.PullPolicy {
 // unpack writes the image's flattened file system (mutate.Extract: the
 // layers in order, whiteouts applied) into a directory named after the
 // digest, through a temporary one so that a failed unpack leaves nothing.
-func (s *imageStore) unpack(img v1.Image, digest v1.Hash) (*unpackedImage, error) {
+func (s *Store) unpack(img v1.Image, digest v1.Hash) (*Image, error) {
 	cf, err := img.ConfigFile()
 	if err != nil {
 		return nil, err
@@ -131,7 +137,7 @@ func (s *imageStore) unpack(img v1.Image, digest v1.Hash) (*unpackedImage, error
 	if err := os.Rename(tmp, final); err != nil {
 		return nil, err
 	}
-	return &unpackedImage{Digest: digest, Rootfs: final, Config: cf.Config}, nil
+	return &Image{Digest: digest, Rootfs: final, Config: cf.Config}, nil
 }
 
 // untar writes a file system from a tar stream under root: directories,
