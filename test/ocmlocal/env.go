@@ -33,7 +33,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -43,6 +42,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/images"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/sandbox"
 )
 
 // Options say what Start brings up.
@@ -133,8 +133,8 @@ type Env struct {
 	// server on the host.
 	proxyPorts []int
 	stopOnce   sync.Once
-	// sandboxCount numbers pod sandboxes (for short socket names).
-	sandboxCount atomic.Int32
+	// sandboxes start the kubelets' pod sandboxes.
+	sandboxes *sandbox.Runner
 }
 
 // ManagedCluster is a managed cluster's control plane and its klusterlet.
@@ -230,8 +230,9 @@ func newEnv(opts Options) (e *Env, err error) {
 	if e.bins.PodRunner, err = binaries.BuildPodRunner(e.WorkDir); err != nil {
 		return nil, err
 	}
-	e.images = slices.Concat(e.ocmImages(), e.defaultImages(), opts.Images)
 	e.procs = &process.Group{LogDir: filepath.Join(e.WorkDir, "logs")}
+	e.sandboxes = &sandbox.Runner{WorkDir: e.WorkDir, Program: e.bins.PodRunner, Procs: e.procs}
+	e.images = slices.Concat(e.ocmImages(), e.defaultImages(), opts.Images)
 	e.modules = binaries.NewModules(e.bins.OCM)
 	return e, nil
 }

@@ -19,6 +19,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/images"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/sandbox"
 )
 
 // TestBundleImageRunsAsInACluster runs the bundle's image (bin/image,
@@ -43,6 +44,7 @@ func TestBundleImageRunsAsInACluster(t *testing.T) {
 	if e.bins.PodRunner, err = binaries.BuildPodRunner(dir); err != nil {
 		t.Fatal(err)
 	}
+	e.sandboxes = &sandbox.Runner{WorkDir: dir, Program: e.bins.PodRunner, Procs: e.procs}
 	if err := e.startRegistry(); err != nil {
 		t.Fatal(err)
 	}
@@ -81,9 +83,9 @@ func TestBundleImageRunsAsInACluster(t *testing.T) {
 		sc.Log = filepath.Join(e.procs.LogDir, name+".log")
 		return sc
 	}
-	s, err := e.startSandboxed(sandboxSpec{name: "image",
-		initContainers: []podsandbox.Container{container("install", "cp", "/cp-creds", "/plugins/cp-creds")},
-		containers: []podsandbox.Container{
+	s, err := e.sandboxes.Start(sandbox.Spec{Name: "image",
+		InitContainers: []podsandbox.Container{container("install", "cp", "/cp-creds", "/plugins/cp-creds")},
+		Containers: []podsandbox.Container{
 			container("copy-runs", "/plugins/cp-creds", "--version"),
 			container("wrong-path", "/plugins/cp-credz"),
 			container("no-shell", "sh", "-c", "true"),
@@ -95,7 +97,7 @@ func TestBundleImageRunsAsInACluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.proc.Stop(10 * time.Second); s.close() })
+	t.Cleanup(func() { s.Stop(10 * time.Second) })
 
 	want := map[string]string{
 		"copy-runs":         "exit status 0",

@@ -25,6 +25,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/images"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/sandbox"
 )
 
 // kubelet plays the kubelet (and the Deployment controller's status) for
@@ -43,10 +44,10 @@ type kubelet struct {
 	mu     sync.Mutex
 	pods   map[string]*pod
 	waits  map[string]string // key → last reason it could not start, logged once
-	expose map[string][]route
+	expose map[string][]sandbox.Route
 	// reach: host ports a Deployment's pod reaches at the same address, as
 	// a Service's (e.g. Kueue's pod, cluster-proxy's user server).
-	reach map[string][]route
+	reach map[string][]sandbox.Route
 	// names: /etc/hosts lines a Deployment's pod gets for the Services it
 	// reaches by name (reachService).
 	names map[string][]string
@@ -60,7 +61,7 @@ type pod struct {
 	// deleted and created again between two syncs is another Deployment,
 	// whose pod is a new one (its ServiceAccount and Secrets may be new too).
 	deployment types.UID
-	sandbox    *sandboxed
+	sandbox    *sandbox.Sandbox
 	volumes    []volumeFiles
 	// namespace and labels of the pod, and its named container ports: what
 	// a Service selects and targets (servicenet.go).
@@ -95,7 +96,7 @@ func (e *Env) startKubelet(cp *ControlPlane) (*kubelet, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	k := &kubelet{env: e, cp: cp, client: c, cancel: cancel, done: make(chan struct{}),
-		pods: map[string]*pod{}, waits: map[string]string{}, expose: map[string][]route{}, reach: map[string][]route{}, names: map[string][]string{}, held: map[string]bool{}}
+		pods: map[string]*pod{}, waits: map[string]string{}, expose: map[string][]sandbox.Route{}, reach: map[string][]sandbox.Route{}, names: map[string][]string{}, held: map[string]bool{}}
 	e.kubeletsMu.Lock()
 	e.kubelets = append(e.kubelets, k)
 	e.kubeletsMu.Unlock()
@@ -121,7 +122,7 @@ func (k *kubelet) exposePort(namespace, deployment string, containerPort, host i
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	key := namespace + "/" + deployment
-	k.expose[key] = append(k.expose[key], route{inside: process.HostPort(containerPort), host: process.HostPort(host)})
+	k.expose[key] = append(k.expose[key], sandbox.Route{Inside: process.HostPort(containerPort), Host: process.HostPort(host)})
 }
 
 // reachPort lets a Deployment's pod reach a host port at the same
@@ -130,7 +131,7 @@ func (k *kubelet) reachPort(namespace, deployment string, port int) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	key := namespace + "/" + deployment
-	k.reach[key] = append(k.reach[key], sameRoute(port))
+	k.reach[key] = append(k.reach[key], sandbox.SameRoute(port))
 }
 
 // reachService lets a Deployment's pod reach a Service by its names
@@ -143,7 +144,7 @@ func (k *kubelet) reachService(namespace, deployment, service, serviceNamespace 
 	key := namespace + "/" + deployment
 	name := service + "." + serviceNamespace
 	k.names[key] = append(k.names[key], "127.0.0.1 "+strings.Join([]string{name, name + ".svc", name + ".svc.cluster.local"}, " "))
-	k.reach[key] = append(k.reach[key], route{inside: process.HostPort(port), host: process.HostPort(host)})
+	k.reach[key] = append(k.reach[key], sandbox.Route{Inside: process.HostPort(port), Host: process.HostPort(host)})
 }
 
 func (k *kubelet) stop() {
@@ -290,9 +291,7 @@ func (k *kubelet) waitOnce(ctx context.Context, key, reason string) {
 }
 
 func (k *kubelet) stopPod(p *pod) {
-	p.sandbox.proc.Stop(10 * time.Second)
-	k.env.procs.Remove(p.sandbox.proc)
-	p.sandbox.close()
+	p.sandbox.Stop(10 * time.Second)
 }
 
 // runs tells whether the pod is the one the Deployment wants now: the same
@@ -363,13 +362,13 @@ func (k *kubelet) startPod(ctx context.Context, d *appsv1.Deployment, key string
 	outbound := slices.Concat(k.env.podRoutes(k.cp), k.reach[key])
 	k.mu.Unlock()
 	p.started = time.Now()
-	p.sandbox, err = k.env.startSandboxed(sandboxSpec{
-		name:           k.cp.Name + "-" + d.Namespace + "-" + d.Name,
-		initContainers: initContainers, containers: containers, mounts: mounts,
-		hosts:    k.hosts(key, spec),
-		outbound: outbound,
-		inbound:  inbound,
-		forward:  true,
+	p.sandbox, err = k.env.sandboxes.Start(sandbox.Spec{
+		Name:           k.cp.Name + "-" + d.Namespace + "-" + d.Name,
+		InitContainers: initContainers, Containers: containers, Mounts: mounts,
+		Hosts:    k.hosts(key, spec),
+		Outbound: outbound,
+		Inbound:  inbound,
+		Forward:  true,
 	})
 	if err != nil {
 		return nil, err

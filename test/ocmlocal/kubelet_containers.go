@@ -19,6 +19,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/images"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/sandbox"
 )
 
 // namedPorts are the pod's container ports that have a name (a Service's
@@ -109,13 +110,13 @@ func (k *kubelet) hosts(key string, spec corev1.PodSpec) []string {
 // server (the addons' hub kubeconfigs name https://127.0.0.1:<hub port>),
 // and the endpoints the environment publishes to every pod (cluster-proxy's
 // proxy-server entry point).
-func (e *Env) podRoutes(cp *ControlPlane) []route {
-	routes := []route{{inside: "127.0.0.1:443", host: process.HostPort(cp.Port)}, sameRoute(cp.Port)}
+func (e *Env) podRoutes(cp *ControlPlane) []sandbox.Route {
+	routes := []sandbox.Route{{Inside: "127.0.0.1:443", Host: process.HostPort(cp.Port)}, sandbox.SameRoute(cp.Port)}
 	if cp != e.Hub {
-		routes = append(routes, sameRoute(e.Hub.Port))
+		routes = append(routes, sandbox.SameRoute(e.Hub.Port))
 	}
 	for _, port := range e.publishedPorts {
-		routes = append(routes, sameRoute(port))
+		routes = append(routes, sandbox.SameRoute(port))
 	}
 	return routes
 }
@@ -178,7 +179,7 @@ func (e *Env) hostContainer(c corev1.Container, env, rewrites map[string]string)
 		envList = append(envList, name+"="+rewritePaths(value, rewrites))
 	}
 	slices.Sort(envList)
-	return podsandbox.Container{Name: c.Name, Argv: argv, Env: podEnv(envList...)}, bin, nil
+	return podsandbox.Container{Name: c.Name, Argv: argv, Env: sandbox.PodEnv(envList...)}, bin, nil
 }
 
 // containerEnv resolves the container's environment as a kubelet would,

@@ -178,7 +178,7 @@ func (n *serviceNetwork) resolve(ctx context.Context, address string) (socket, t
 			if err != nil {
 				return "", "", fmt.Errorf("service %s/%s: %w", svc.Namespace, svc.Name, err)
 			}
-			return p.sandbox.forward, process.HostPort(inside), nil
+			return p.sandbox.Forward(), process.HostPort(inside), nil
 		}
 		return "", "", fmt.Errorf("service %s/%s has no port %d", svc.Namespace, svc.Name, port)
 	}
@@ -211,7 +211,7 @@ func (k *kubelet) selectPod(namespace string, selector map[string]string) *pod {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for _, p := range k.pods {
-		if p.namespace == namespace && sel.Matches(labels.Set(p.labels)) && p.sandbox.forward != "" {
+		if p.namespace == namespace && sel.Matches(labels.Set(p.labels)) && p.sandbox.Forward() != "" {
 			return p
 		}
 	}
