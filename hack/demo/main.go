@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/registry"
 )
 
 // options are the command-line settings.
@@ -85,7 +86,7 @@ func run(opts options) error {
 	if err := ocmlocal.BinariesBuilt(); err != nil {
 		return fmt.Errorf("%w (make ocm-binaries; the first build takes about 20 minutes)", err)
 	}
-	if err := ocmlocal.BundleImageBuilt(ocmlocal.BundleImageLayout()); err != nil {
+	if err := registry.BundleImageBuilt(registry.BundleImageLayout()); err != nil {
 		return fmt.Errorf("%w (make image)", err)
 	}
 	ctx, stopSignals := interruptibleContext()

@@ -35,6 +35,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/registry"
 )
 
 const (
@@ -98,7 +99,7 @@ func run(m *testing.M) int {
 // from.
 func options() ocmlocal.Options {
 	return ocmlocal.Options{Clusters: 2, ManagedServiceAccount: true, ClusterProxy: true, Kueue: true, ArgoCD: true, Registry: true,
-		PreviousRelease: ocmlocal.PreviousReleaseDir(), KeepWorkDir: os.Getenv("E2E_KEEP_WORKDIR") != ""}
+		PreviousRelease: registry.PreviousReleaseDir(), KeepWorkDir: os.Getenv("E2E_KEEP_WORKDIR") != ""}
 }
 
 // whyNot says why the suite cannot run, or "".
@@ -118,10 +119,10 @@ func whyNot() string {
 		}
 	}
 	// In CI a missing image fails the suite (Start reports it) instead.
-	if err := ocmlocal.BundleImageBuilt(ocmlocal.BundleImageLayout()); err != nil && os.Getenv("CI") == "" {
+	if err := registry.BundleImageBuilt(registry.BundleImageLayout()); err != nil && os.Getenv("CI") == "" {
 		return fmt.Sprintf("the bundle's image is not built (make image; make test builds it): %v", err)
 	}
-	if err := ocmlocal.PreviousReleaseBuilt(ocmlocal.PreviousReleaseDir()); err != nil && os.Getenv("CI") == "" {
+	if err := registry.PreviousReleaseBuilt(registry.PreviousReleaseDir()); err != nil && os.Getenv("CI") == "" {
 		return fmt.Sprintf("the previous release is not built (make previous; make test builds it): %v", err)
 	}
 	return ""

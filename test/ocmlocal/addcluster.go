@@ -14,8 +14,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonv1beta1 "open-cluster-management.io/api/addon/v1beta1"
-	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
 // AddCluster brings up one more managed cluster after Start, as a platform

@@ -13,10 +13,8 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/internal/chartrender"
 	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/registry"
 )
-
-// bundleChartName is the bundle's chart (charts/clusterprofile-manager).
-const bundleChartName = "clusterprofile-manager"
 
 // InstallBundle installs this bundle's chart as a platform engineer would,
 // with the gates a consumer of every kind needs on (mirror, both access
@@ -74,11 +72,11 @@ func (e *Env) bundle(version string, overrides map[string]any) (*chart.Chart, ma
 	var err error
 	switch {
 	case e.Registry == nil:
-		c, err = chartrender.Load(chartrender.ChartDir(bundleChartName))
+		c, err = chartrender.Load(chartrender.ChartDir(registry.BundleChart))
 	case version == "":
-		c, err = e.pullChart(e.Registry.BundleTag)
+		c, err = e.Registry.PullChart(e.Registry.BundleTag)
 	default:
-		c, err = e.pullChart(version)
+		c, err = e.Registry.PullChart(version)
 	}
 	if err != nil {
 		return nil, nil, err

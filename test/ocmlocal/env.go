@@ -42,6 +42,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/images"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/registry"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/sandbox"
 )
 
@@ -107,7 +108,7 @@ type Env struct {
 	// Proxy is cluster-proxy's user server, when ClusterProxy is set.
 	Proxy *UserServer
 	// Registry is the local registry, when Options.Registry is set.
-	Registry *Registry
+	Registry *registry.Registry
 	// ArgoCDPlugin is the cp-creds the bundle's Argo CD cluster Secrets
 	// run, when Options.ArgoCD is set: the bundle image's, with
 	// Options.Registry.
@@ -173,7 +174,8 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 		}
 	}()
 	if opts.Registry {
-		if err := e.startRegistry(); err != nil {
+		if e.Registry, err = registry.Start(registry.Options{WorkDir: e.WorkDir, ImageLayout: opts.ImageLayout,
+			PreviousRelease: opts.PreviousRelease, Progress: e.progressf}); err != nil {
 			return nil, err
 		}
 		e.pulled = images.NewStore(filepath.Join(e.WorkDir, "images"))
@@ -255,7 +257,7 @@ func (e *Env) stop(keepWorkDir bool) {
 		}
 		e.procs.StopAll()
 		if e.Registry != nil {
-			e.Registry.close()
+			e.Registry.Close()
 		}
 		if !keepWorkDir {
 			_ = os.RemoveAll(e.WorkDir)

@@ -5,15 +5,13 @@ package ocmlocal
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/kube"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
@@ -118,23 +116,7 @@ func (e *Env) helmConfig(cp *ControlPlane, namespace string) (*action.Configurat
 		return nil, fmt.Errorf("helm: %w", err)
 	}
 	if e.Registry != nil {
-		cfg.RegistryClient = e.Registry.charts
+		cfg.RegistryClient = e.Registry.ChartClient()
 	}
 	return cfg, nil
-}
-
-// pullChart pulls a version of the bundle's chart from the local registry
-// as `helm install oci://... --version V --plain-http` does: Helm's
-// downloader, its cache in the work directory.
-func (e *Env) pullChart(version string) (*chart.Chart, error) {
-	install := action.NewInstall(&action.Configuration{RegistryClient: e.Registry.charts})
-	install.Version, install.PlainHTTP = version, true
-	settings := cli.New()
-	settings.RepositoryCache = filepath.Join(e.WorkDir, "helm", "cache")
-	settings.RepositoryConfig = filepath.Join(e.WorkDir, "helm", "repositories.yaml")
-	path, err := install.LocateChart(e.Registry.ChartReference, settings)
-	if err != nil {
-		return nil, fmt.Errorf("helm pull %s --version %s: %w", e.Registry.ChartReference, version, err)
-	}
-	return loader.Load(path)
 }

@@ -13,8 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
-	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
 )
 
 const (

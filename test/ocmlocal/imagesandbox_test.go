@@ -19,6 +19,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/images"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/registry"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/sandbox"
 )
 
@@ -32,7 +33,7 @@ func TestBundleImageRunsAsInACluster(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("pod sandboxes need root (mount and network namespaces)")
 	}
-	if err := BundleImageBuilt(BundleImageLayout()); err != nil {
+	if err := registry.BundleImageBuilt(registry.BundleImageLayout()); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal(err)
 		}
@@ -45,10 +46,10 @@ func TestBundleImageRunsAsInACluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.sandboxes = &sandbox.Runner{WorkDir: dir, Program: e.bins.PodRunner, Procs: e.procs}
-	if err := e.startRegistry(); err != nil {
+	if e.Registry, err = registry.Start(registry.Options{WorkDir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(e.Registry.close)
+	t.Cleanup(e.Registry.Close)
 	e.pulled = images.NewStore(filepath.Join(dir, "images"))
 
 	vols := podVolumes{dirs: map[string]string{}}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -21,7 +22,6 @@ import (
 	operatorv1 "open-cluster-management.io/api/operator/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"golang.org/x/sync/errgroup"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/controlplane"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )

@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
 )
 

@@ -13,9 +13,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
 )
 
 // installOperator installs one of OCM's operators as clusteradm does (init

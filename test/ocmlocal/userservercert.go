@@ -14,8 +14,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
 // RotateUserServerCertificate replaces the user server's certificate, the

@@ -18,6 +18,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/pki"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )

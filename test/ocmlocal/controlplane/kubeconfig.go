@@ -4,10 +4,11 @@ package controlplane
 
 import (
 	"fmt"
+	"path/filepath"
+
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"path/filepath"
 )
 
 func (cp *ControlPlane) writeAdminKubeconfig() error {

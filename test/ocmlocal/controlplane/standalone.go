@@ -4,6 +4,7 @@ package controlplane
 
 import (
 	"fmt"
+
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 

@@ -15,12 +15,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
-	"sync/atomic"
-	"time"
 )
 
 // Spec describes a process, or a pod's containers, to run in a sandbox.

@@ -1,10 +1,14 @@
 //go:build linux
 
-package ocmlocal
+// Package registry runs the harness's OCI registry: go-containerregistry's
+// pkg/registry in this process on 127.0.0.1, holding the bundle's image
+// (pushed from the OCI layout `make image` writes, with its SBOM
+// referrers) and chart, and the previous release's (`make previous`),
+// from which the kubelets pull and Helm installs.
+package registry
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -20,6 +24,10 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/cli"
 	helmregistry "helm.sh/helm/v3/pkg/registry"
 
 	"open-cluster-management.io/clusterprofile-bundle/internal/chartrender"
@@ -33,13 +41,8 @@ const (
 	chartsRepository = "charts"
 )
 
-// refNameAnnotation names a manifest of an OCI layout (hack/image tags the
-// image index with VERSION).
-const refNameAnnotation = "org.opencontainers.image.ref.name"
-
-// ErrImageMissing is returned (wrapped) when Options.Registry is set and
-// the bundle's image layout is not built.
-var ErrImageMissing = errors.New("the bundle's image is not built")
+// BundleChart is the bundle's chart (charts/clusterprofile-manager).
+const BundleChart = "clusterprofile-manager"
 
 // Registry is the environment's OCI registry: go-containerregistry's
 // pkg/registry in this process, on 127.0.0.1, its blobs in the work
@@ -66,6 +69,21 @@ type Registry struct {
 	// charts is Helm's registry client, plain HTTP, with its own
 	// credentials file in the work directory.
 	charts *helmregistry.Client
+	// workDir holds the blobs, the charts packaged and Helm's cache.
+	workDir string
+}
+
+// Options say what Start pushes.
+type Options struct {
+	// WorkDir holds the registry's blobs and Helm's files.
+	WorkDir string
+	// ImageLayout is the bundle's image layout (default BundleImageLayout).
+	ImageLayout string
+	// PreviousRelease, if set, is what `make previous` wrote: the previous
+	// release's image and chart, pushed too.
+	PreviousRelease string
+	// Progress receives one line once everything is pushed.
+	Progress func(format string, args ...any)
 }
 
 // BundleReference is the bundle image's reference by tag.
@@ -76,132 +94,78 @@ func (r *Registry) Holds(image string) bool {
 	return r != nil && strings.HasPrefix(image, r.Host+"/")
 }
 
-// BundleImageLayout is where `make image` writes the bundle's image.
-func BundleImageLayout() string { return filepath.Join(RepoRoot(), "bin", "image") }
-
-// PreviousReleaseDir is where `make previous` writes the previous
-// release's image and chart.
-func PreviousReleaseDir() string { return filepath.Join(RepoRoot(), "bin", "previous") }
-
-// PreviousReleaseBuilt tells whether dir holds the previous release's image
-// and chart, and if not, how to build them.
-func PreviousReleaseBuilt(dir string) error {
-	_, _, err := previousRelease(dir)
-	return err
-}
-
-// previousRelease reads what `make previous` wrote to dir: the previous
-// release, and its image index, tagged with its version label.
-func previousRelease(dir string) (chartrender.PreviousRelease, v1.ImageIndex, error) {
-	previous, err := chartrender.ReadPreviousRelease(dir, bundleChartName)
-	if err != nil {
-		return previous, nil, fmt.Errorf("%w: %v", ErrImageMissing, err)
-	}
-	idx, err := layoutIndex(previous.ImageLayout, previous.Version)
-	return previous, idx, err
-}
-
-// BundleVersion is the VERSION file: the image's tag and the chart's appVersion.
-func BundleVersion() (string, error) {
-	raw, err := os.ReadFile(filepath.Join(RepoRoot(), "VERSION"))
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(raw)), nil
-}
-
-// BundleImageBuilt tells whether the layout holds the bundle's image of
-// this VERSION, and if not, how to build it.
-func BundleImageBuilt(dir string) error {
-	_, _, err := bundleIndex(dir)
-	return err
-}
-
-// bundleIndex reads the image index tagged VERSION from the layout.
-func bundleIndex(dir string) (v1.ImageIndex, string, error) {
-	version, err := BundleVersion()
-	if err != nil {
-		return nil, "", err
-	}
-	idx, err := layoutIndex(dir, version)
-	return idx, version, err
-}
-
-// layoutIndex reads the image index tagged tag from an OCI layout.
-func layoutIndex(dir, tag string) (v1.ImageIndex, error) {
-	p, err := layout.FromPath(dir)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s is no OCI layout (run `make image`): %v", ErrImageMissing, dir, err)
-	}
-	top, err := p.ImageIndex()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrImageMissing, dir, err)
-	}
-	m, err := top.IndexManifest()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrImageMissing, dir, err)
-	}
-	for _, d := range m.Manifests {
-		if d.Annotations[refNameAnnotation] == tag && d.MediaType.IsIndex() {
-			return top.ImageIndex(d.Digest)
-		}
-	}
-	return nil, fmt.Errorf("%w: %s has no image index tagged %s; run `make image`", ErrImageMissing, dir, tag)
-}
-
-// startRegistry serves a registry on a free port and pushes into it the
-// bundle's image from the layout, with the layout's SBOM referrers, and the
-// bundle's chart; with Options.PreviousRelease, the previous release's too.
-func (e *Env) startRegistry() error {
+// Start serves a registry on a free port and pushes into it the bundle's
+// image from the layout, with the layout's SBOM referrers, and the bundle's
+// chart; with Options.PreviousRelease, the previous release's too.
+func Start(opts Options) (*Registry, error) {
 	start := time.Now()
-	layoutDir := e.opts.ImageLayout
+	layoutDir := opts.ImageLayout
 	if layoutDir == "" {
 		layoutDir = BundleImageLayout()
 	}
 	idx, version, err := bundleIndex(layoutDir)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	blobs := filepath.Join(e.WorkDir, "registry")
+	r, err := serve(opts.WorkDir, version)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.pushAll(layoutDir, idx, version, opts.PreviousRelease); err != nil {
+		r.Close()
+		return nil, err
+	}
+	if opts.Progress != nil {
+		opts.Progress("registry on %s holds %s@%s (pushed from %s) and the chart %s:%s in %s",
+			r.Host, r.BundleReference(), r.BundleDigest, layoutDir, r.ChartReference, version, process.Since(start))
+	}
+	return r, nil
+}
+
+// serve starts an empty registry whose blobs are in the work directory.
+func serve(workDir, version string) (*Registry, error) {
+	blobs := filepath.Join(workDir, "registry")
 	if err := os.MkdirAll(blobs, 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	charts, err := helmregistry.NewClient(helmregistry.ClientOptPlainHTTP(),
-		helmregistry.ClientOptCredentialsFile(filepath.Join(e.WorkDir, "registry-credentials.json")))
+		helmregistry.ClientOptCredentialsFile(filepath.Join(workDir, "registry-credentials.json")))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	r := &Registry{Host: l.Addr().String(), BundleTag: version, charts: charts}
+	r := &Registry{Host: l.Addr().String(), BundleTag: version, charts: charts, workDir: workDir}
 	r.BundleRepository = r.Host + "/" + bundleImageName
-	r.ChartReference = "oci://" + r.Host + "/" + chartsRepository + "/" + bundleChartName
+	r.ChartReference = "oci://" + r.Host + "/" + chartsRepository + "/" + BundleChart
 	r.server = &http.Server{
 		Handler: registry.New(registry.WithBlobHandler(registry.NewDiskBlobHandler(blobs)),
 			registry.WithReferrersSupport(true), registry.Logger(log.New(io.Discard, "", 0))),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	go func() { _ = r.server.Serve(l) }()
-	e.Registry = r
+	return r, nil
+}
+
+// pushAll pushes the bundle's image and chart of version, and the previous
+// release's from previousDir when set.
+func (r *Registry) pushAll(layoutDir string, idx v1.ImageIndex, version, previousDir string) error {
+	var err error
 	if r.BundleDigest, err = r.pushImage(layoutDir, idx, version); err != nil {
 		return err
 	}
-	chart, err := packageChart(chartrender.ChartDir(bundleChartName), filepath.Join(e.WorkDir, "charts"))
+	chart, err := packageChart(chartrender.ChartDir(BundleChart), filepath.Join(r.workDir, "charts"))
 	if err != nil {
 		return err
 	}
 	if err := r.pushChart(chart, version); err != nil {
 		return err
 	}
-	if e.opts.PreviousRelease != "" {
-		if err := r.pushPreviousRelease(e.opts.PreviousRelease); err != nil {
-			return err
-		}
+	if previousDir != "" {
+		return r.pushPreviousRelease(previousDir)
 	}
-	e.progressf("registry on %s holds %s@%s (pushed from %s) and the chart %s:%s in %s",
-		r.Host, r.BundleReference(), r.BundleDigest, layoutDir, r.ChartReference, version, process.Since(start))
 	return nil
 }
 
@@ -311,8 +275,28 @@ func pushReferrers(layoutDir string, repo name.Repository, idx v1.ImageIndex) er
 	return nil
 }
 
-func (r *Registry) close() {
+// Close stops serving.
+func (r *Registry) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = r.server.Shutdown(ctx)
+}
+
+// ChartClient is Helm's client of the registry (plain HTTP).
+func (r *Registry) ChartClient() *helmregistry.Client { return r.charts }
+
+// PullChart pulls a version of the bundle's chart from the registry as
+// `helm install oci://... --version V --plain-http` does: Helm's
+// downloader, its cache in the work directory.
+func (r *Registry) PullChart(version string) (*chart.Chart, error) {
+	install := action.NewInstall(&action.Configuration{RegistryClient: r.charts})
+	install.Version, install.PlainHTTP = version, true
+	settings := cli.New()
+	settings.RepositoryCache = filepath.Join(r.workDir, "helm", "cache")
+	settings.RepositoryConfig = filepath.Join(r.workDir, "helm", "repositories.yaml")
+	path, err := install.LocateChart(r.ChartReference, settings)
+	if err != nil {
+		return nil, fmt.Errorf("helm pull %s --version %s: %w", r.ChartReference, version, err)
+	}
+	return loader.Load(path)
 }

@@ -1,9 +1,8 @@
 //go:build linux
 
-package ocmlocal
+package registry
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -41,16 +40,16 @@ func TestRegistryServesTheLayoutsImage(t *testing.T) {
 	if err := PreviousReleaseBuilt(previous); err != nil {
 		t.Fatalf("PreviousReleaseBuilt: %v", err)
 	}
-	e := &Env{opts: Options{ImageLayout: dir, PreviousRelease: previous}, WorkDir: t.TempDir(), progress: io.Discard}
-	if err := e.startRegistry(); err != nil {
+	r, err := Start(Options{ImageLayout: dir, PreviousRelease: previous, WorkDir: t.TempDir()})
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(e.Registry.close)
+	t.Cleanup(r.Close)
 	want, _ := idx.Digest()
-	if e.Registry.BundleDigest != want {
-		t.Errorf("BundleDigest = %s, want %s", e.Registry.BundleDigest, want)
+	if r.BundleDigest != want {
+		t.Errorf("BundleDigest = %s, want %s", r.BundleDigest, want)
 	}
-	ref, err := name.ParseReference(e.Registry.BundleReference())
+	ref, err := name.ParseReference(r.BundleReference())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,13 +60,13 @@ func TestRegistryServesTheLayoutsImage(t *testing.T) {
 	if desc.Digest != want {
 		t.Errorf("%s is %s, want %s", ref, desc.Digest, want)
 	}
-	if !e.Registry.Holds(e.Registry.BundleReference()) || e.Registry.Holds("ghcr.io/open-cluster-management-io/clusterprofile-bundle:"+version) {
+	if !r.Holds(r.BundleReference()) || r.Holds("ghcr.io/open-cluster-management-io/clusterprofile-bundle:"+version) {
 		t.Error("Holds tells the local registry's images from others wrongly")
 	}
-	if e.Registry.PreviousVersion != previousVersion {
-		t.Errorf("PreviousVersion = %q, want %q", e.Registry.PreviousVersion, previousVersion)
+	if r.PreviousVersion != previousVersion {
+		t.Errorf("PreviousVersion = %q, want %q", r.PreviousVersion, previousVersion)
 	}
-	previousRef, err := name.ParseReference(e.Registry.BundleRepository + ":" + previousVersion)
+	previousRef, err := name.ParseReference(r.BundleRepository + ":" + previousVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,9 +76,9 @@ func TestRegistryServesTheLayoutsImage(t *testing.T) {
 		t.Errorf("%s is %s, want %s", previousRef, desc.Digest, want)
 	}
 	for _, v := range []string{version, previousVersion} {
-		c, err := e.pullChart(v)
+		c, err := r.PullChart(v)
 		if err != nil {
-			t.Errorf("pulling the chart %s from %s: %v", v, e.Registry.ChartReference, err)
+			t.Errorf("pulling the chart %s from %s: %v", v, r.ChartReference, err)
 			continue
 		}
 		if c.Metadata.Version != v || c.Metadata.AppVersion != v {
@@ -111,7 +110,7 @@ func writeLayout(t *testing.T, dir, tag string) v1.ImageIndex {
 func writePreviousRelease(t *testing.T, dir, version string) v1.ImageIndex {
 	t.Helper()
 	idx := writeLayout(t, filepath.Join(dir, "image"), version)
-	c, err := chartrender.Load(chartrender.ChartDir(bundleChartName))
+	c, err := chartrender.Load(chartrender.ChartDir(BundleChart))
 	if err != nil {
 		t.Fatal(err)
 	}
