@@ -181,8 +181,8 @@ func (e *Env) SetAddonManagerFeatureGates(ctx context.Context, deployment string
 		return fmt.Errorf("updating Deployment %s: %w", deployment, err)
 	}
 	err = process.Poll(ctx, 2*time.Minute, nil, func(context.Context) (bool, error) {
-		p := e.kubeletOf(e.Hub).running(addonHubNamespace, deployment)
-		return p != nil && p.runs(d), nil
+		p := e.kubeletOf(e.Hub).Running(addonHubNamespace, deployment)
+		return p != nil && p.Runs(d), nil
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for the hub kubelet to run %s with %v: %w", deployment, gates, err)

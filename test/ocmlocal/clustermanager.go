@@ -172,7 +172,7 @@ func (e *Env) hubDeploymentsRun(ctx context.Context, c client.Client) (bool, err
 	k := e.kubeletOf(e.Hub)
 	for i := range list.Items {
 		d := &list.Items[i]
-		if p := k.running(d.Namespace, d.Name); p == nil || !p.runs(d) {
+		if p := k.Running(d.Namespace, d.Name); p == nil || !p.Runs(d) {
 			return false, fmt.Errorf("deployment %s/%s not running at its current template", d.Namespace, d.Name)
 		}
 	}
@@ -236,26 +236,4 @@ func (e *Env) clusterManagerRolledOut(ctx context.Context, c client.Client) (boo
 		return false, fmt.Errorf("ClusterManager generation %d not applied yet", cm.Generation)
 	}
 	return e.hubDeploymentsRun(ctx, c)
-}
-
-// HubPodArgs returns the command line of each container of the pod the hub
-// kubelet runs for a Deployment (the binary's local path, then the
-// arguments), and whether it runs one. E.g. the registration controller's:
-// HubPodArgs("open-cluster-management-hub", "cluster-manager-registration-controller").
-func (e *Env) HubPodArgs(namespace, deployment string) ([][]string, bool) {
-	p := e.kubeletOf(e.Hub).running(namespace, deployment)
-	if p == nil {
-		return nil, false
-	}
-	return p.argv, true
-}
-
-// HubPodStarted is when the hub kubelet started the running pod of a
-// Deployment (zero if none runs): a pod restarted by a rollout starts later.
-func (e *Env) HubPodStarted(namespace, deployment string) time.Time {
-	p := e.kubeletOf(e.Hub).running(namespace, deployment)
-	if p == nil {
-		return time.Time{}
-	}
-	return p.started
 }

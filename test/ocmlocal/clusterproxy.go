@@ -51,9 +51,9 @@ func (e *Env) startClusterProxy(ctx context.Context) error {
 	start := time.Now()
 	serverHostPort, agentHostPort, userHostPort := e.proxyPorts[0], e.proxyPorts[1], e.proxyPorts[2]
 	hubKubelet := e.kubeletOf(e.Hub)
-	hubKubelet.exposePort(addonHubNamespace, proxyAddon, proxyServerPort, serverHostPort)
-	hubKubelet.exposePort(addonHubNamespace, proxyAddon, proxyAgentPort, agentHostPort)
-	hubKubelet.exposePort(addonHubNamespace, userServerService, userServerPort, userHostPort)
+	hubKubelet.ExposePort(addonHubNamespace, proxyAddon, proxyServerPort, serverHostPort)
+	hubKubelet.ExposePort(addonHubNamespace, proxyAddon, proxyAgentPort, agentHostPort)
+	hubKubelet.ExposePort(addonHubNamespace, userServerService, userServerPort, userHostPort)
 	hub, err := e.hubClient()
 	if err != nil {
 		return err
@@ -92,8 +92,8 @@ func (e *Env) startClusterProxy(ctx context.Context) error {
 // the pod starts.
 func (e *Env) ReachUserServer(namespace, deployment string) {
 	hubKubelet := e.kubeletOf(e.Hub)
-	hubKubelet.reachPort(namespace, deployment, e.proxyPorts[2])
-	hubKubelet.reachService(namespace, deployment, userServerService, addonHubNamespace, userServerPort, e.proxyPorts[2])
+	hubKubelet.ReachPort(namespace, deployment, e.proxyPorts[2])
+	hubKubelet.ReachService(namespace, deployment, userServerService, addonHubNamespace, userServerPort, e.proxyPorts[2])
 }
 
 // reserveProxyPorts picks the host ports of the proxy-server (for the user

@@ -41,6 +41,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/images"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/kubelet"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/registry"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/sandbox"
@@ -122,10 +123,10 @@ type Env struct {
 	// kubeletsMu guards kubelets and serviceNets: control planes start in
 	// parallel.
 	kubeletsMu  sync.Mutex
-	kubelets    []*kubelet
+	kubelets    []*kubelet.Kubelet
 	serviceNets []*serviceNetwork
-	imagesMu    sync.Mutex
-	images      []ImageBinary
+	// images maps containers to local binaries for every kubelet.
+	images *kubelet.ImageMap
 	// pulled holds the images pulled from Registry, unpacked.
 	pulled *images.Store
 	// publishedPorts are host ports every pod can reach at the same address.
@@ -234,7 +235,7 @@ func newEnv(opts Options) (e *Env, err error) {
 	}
 	e.procs = &process.Group{LogDir: filepath.Join(e.WorkDir, "logs")}
 	e.sandboxes = &sandbox.Runner{WorkDir: e.WorkDir, Program: e.bins.PodRunner, Procs: e.procs}
-	e.images = slices.Concat(e.ocmImages(), e.defaultImages(), opts.Images)
+	e.images = kubelet.NewImageMap(slices.Concat(e.ocmImages(), e.defaultImages(), opts.Images)...)
 	e.modules = binaries.NewModules(e.bins.OCM)
 	return e, nil
 }
@@ -250,7 +251,7 @@ func (e *Env) stop(keepWorkDir bool) {
 		kubelets, nets := e.kubelets, e.serviceNets
 		e.kubeletsMu.Unlock()
 		for _, k := range kubelets {
-			k.stop()
+			k.Stop()
 		}
 		for _, n := range nets {
 			n.close()

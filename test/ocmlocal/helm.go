@@ -10,8 +10,8 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/kube"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/kubelet"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
@@ -45,27 +45,7 @@ func (e *Env) installChartOn(ctx context.Context, cp *ControlPlane, c *chart.Cha
 // WaitDeploymentAvailable waits until a Deployment on the hub has an
 // available replica, i.e. the hub kubelet runs its pod.
 func (e *Env) WaitDeploymentAvailable(ctx context.Context, namespace, name string) error {
-	return e.waitDeploymentAvailable(ctx, e.Hub, namespace, name)
-}
-
-// waitDeploymentAvailable is WaitDeploymentAvailable on a control plane.
-func (e *Env) waitDeploymentAvailable(ctx context.Context, cp *ControlPlane, namespace, name string) error {
-	c, err := cp.Clientset()
-	if err != nil {
-		return err
-	}
-	err = process.Poll(ctx, 2*time.Minute, nil, func(ctx context.Context) (bool, error) {
-		d, err := c.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		// The kubelet observes a new generation once it runs its pod.
-		return d.Status.ObservedGeneration >= d.Generation && d.Status.AvailableReplicas > 0, nil
-	})
-	if err != nil {
-		return fmt.Errorf("waiting for Deployment %s/%s on %s: %w", namespace, name, cp.Name, err)
-	}
-	return nil
+	return kubelet.WaitDeploymentAvailable(ctx, e.Hub, namespace, name)
 }
 
 // UninstallChart uninstalls a release as `helm uninstall` does, waiting

@@ -238,7 +238,7 @@ func (e *Env) StopKlusterlet(cluster string) error {
 	if c == nil {
 		return fmt.Errorf("no managed cluster %s", cluster)
 	}
-	e.kubeletOf(c.ControlPlane).hold(klusterletNamespace, klusterletAgent)
+	e.kubeletOf(c.ControlPlane).Hold(klusterletNamespace, klusterletAgent)
 	e.progressf("%s klusterlet stopped", cluster)
 	return nil
 }
@@ -252,10 +252,10 @@ func (e *Env) StartKlusterlet(cluster string) error {
 		return fmt.Errorf("no managed cluster %s", cluster)
 	}
 	k := e.kubeletOf(c.ControlPlane)
-	if !k.isHeld(klusterletNamespace + "/" + klusterletAgent) {
+	if !k.IsHeld(klusterletNamespace, klusterletAgent) {
 		return fmt.Errorf("the klusterlet of %s is running", cluster)
 	}
-	k.release(klusterletNamespace, klusterletAgent)
+	k.Release(klusterletNamespace, klusterletAgent)
 	e.progressf("%s klusterlet started again", cluster)
 	return nil
 }

@@ -29,6 +29,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/internal/chartrender"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/kubelet"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
@@ -87,7 +88,7 @@ func (e *Env) startKueue(ctx context.Context) error {
 	// first, names each cluster's API server: Kueue's pod reaches them, as
 	// on a hub whose pods reach the clusters' API servers.
 	for _, c := range e.Clusters {
-		e.kubeletOf(e.Hub).reachPort(KueueNamespace, KueueDeployment, c.Port)
+		e.kubeletOf(e.Hub).ReachPort(KueueNamespace, KueueDeployment, c.Port)
 	}
 	if err := e.runKueueEverywhere(ctx, e.bins.Kueue, KueueRecipeConfigFile, false); err != nil {
 		return err
@@ -167,7 +168,7 @@ func (e *Env) runKueue(ctx context.Context, cp *ControlPlane, kueueChart *chart.
 			return err
 		}
 	}
-	if err := e.waitDeploymentAvailable(ctx, cp, KueueNamespace, KueueDeployment); err != nil {
+	if err := kubelet.WaitDeploymentAvailable(ctx, cp, KueueNamespace, KueueDeployment); err != nil {
 		return err
 	}
 	if err := e.publishEndpointSlice(ctx, cp, KueueNamespace, kueueVisibilityService); err != nil {

@@ -16,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -170,15 +169,15 @@ func (n *serviceNetwork) resolve(ctx context.Context, address string) (socket, t
 			if int(sp.Port) != port {
 				continue
 			}
-			p := n.env.kubeletOf(n.cp).selectPod(svc.Namespace, svc.Spec.Selector)
+			p := n.env.kubeletOf(n.cp).SelectPod(svc.Namespace, svc.Spec.Selector)
 			if p == nil {
 				return "", "", fmt.Errorf("no running pod of Service %s/%s", svc.Namespace, svc.Name)
 			}
-			inside, err := targetPort(sp, p.ports)
+			inside, err := targetPort(sp, p.Ports())
 			if err != nil {
 				return "", "", fmt.Errorf("service %s/%s: %w", svc.Namespace, svc.Name, err)
 			}
-			return p.sandbox.Forward(), process.HostPort(inside), nil
+			return p.Forward(), process.HostPort(inside), nil
 		}
 		return "", "", fmt.Errorf("service %s/%s has no port %d", svc.Namespace, svc.Name, port)
 	}
@@ -199,23 +198,6 @@ func targetPort(sp corev1.ServicePort, named map[string]int32) (int, error) {
 	default:
 		return int(sp.Port), nil
 	}
-}
-
-// selectPod returns a running pod in namespace whose labels the selector
-// matches (an empty selector selects none, as for a Service).
-func (k *kubelet) selectPod(namespace string, selector map[string]string) *pod {
-	if len(selector) == 0 {
-		return nil
-	}
-	sel := labels.SelectorFromSet(selector)
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	for _, p := range k.pods {
-		if p.namespace == namespace && sel.Matches(labels.Set(p.labels)) && p.sandbox.Forward() != "" {
-			return p
-		}
-	}
-	return nil
 }
 
 func (e *Env) addServiceNetwork(n *serviceNetwork) {
@@ -240,11 +222,11 @@ func (e *Env) publishEndpointSlice(ctx context.Context, cp *ControlPlane, namesp
 	if err != nil {
 		return err
 	}
-	p := e.kubeletOf(cp).selectPod(namespace, svc.Spec.Selector)
+	p := e.kubeletOf(cp).SelectPod(namespace, svc.Spec.Selector)
 	if p == nil {
 		return fmt.Errorf("no running pod of Service %s/%s", namespace, service)
 	}
-	slice, err := endpointSliceFor(svc, p.ports)
+	slice, err := endpointSliceFor(svc, p.Ports())
 	if err != nil {
 		return err
 	}

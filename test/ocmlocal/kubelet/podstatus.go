@@ -1,6 +1,6 @@
 //go:build linux
 
-package ocmlocal
+package kubelet
 
 import (
 	"crypto/sha256"
@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
 )
 
@@ -36,21 +37,16 @@ type ContainerStatus struct {
 }
 
 // PodContainers returns the containers, init containers first, of the
-// running pod of a Deployment on a control plane (the hub or a managed
-// cluster's).
-func (e *Env) PodContainers(cp *ControlPlane, namespace, deployment string) ([]ContainerStatus, error) {
-	k := e.kubeletOf(cp)
-	if k == nil {
-		return nil, fmt.Errorf("no kubelet for %s", cp.Name)
-	}
-	p := k.running(namespace, deployment)
+// running pod of a Deployment.
+func (k *Kubelet) PodContainers(namespace, deployment string) ([]ContainerStatus, error) {
+	p := k.Running(namespace, deployment)
 	if p == nil {
-		return nil, fmt.Errorf("no pod of Deployment %s/%s runs on %s", namespace, deployment, cp.Name)
+		return nil, fmt.Errorf("no pod of Deployment %s/%s runs on %s", namespace, deployment, k.cp.Name)
 	}
 	return p.statuses(), nil
 }
 
-func (p *pod) statuses() []ContainerStatus {
+func (p *Pod) statuses() []ContainerStatus {
 	out := make([]ContainerStatus, 0, len(p.containers))
 	for _, c := range p.containers {
 		st := ContainerStatus{Status: podsandbox.Status{Name: c.name, Init: c.init}, Image: c.image, Program: c.program, Log: c.log}
@@ -68,7 +64,7 @@ func (p *pod) statuses() []ContainerStatus {
 // ready tells whether the pod's containers from images run: every init
 // container completed, every other container's process up for readyAfter.
 // Containers played by local binaries count as ready once started.
-func (p *pod) ready() bool {
+func (p *Pod) ready() bool {
 	for _, st := range p.statuses() {
 		if st.Rootfs == "" {
 			continue
@@ -87,8 +83,9 @@ func (p *pod) ready() bool {
 // from its image in the local registry, as a node would: its one container's
 // process is chrooted into the unpacked image and executes the image's
 // /program, not bin/'s. It returns that container.
-func (e *Env) RunsFromImage(cp *ControlPlane, namespace, deployment, program string) (ContainerStatus, error) {
-	containers, err := e.PodContainers(cp, namespace, deployment)
+func (k *Kubelet) RunsFromImage(namespace, deployment, program string) (ContainerStatus, error) {
+	cp := k.cp
+	containers, err := k.PodContainers(namespace, deployment)
 	if err != nil {
 		return ContainerStatus{}, err
 	}
@@ -96,7 +93,7 @@ func (e *Env) RunsFromImage(cp *ControlPlane, namespace, deployment, program str
 		return ContainerStatus{}, fmt.Errorf("%s/%s on %s: %d containers, want 1", namespace, deployment, cp.Name, len(containers))
 	}
 	c := containers[0]
-	if !e.Registry.Holds(c.Image) || c.Rootfs == "" || c.PID == 0 {
+	if !k.cfg.Registry.Holds(c.Image) || c.Rootfs == "" || c.PID == 0 {
 		return c, fmt.Errorf("%s/%s on %s runs %q (pid %d), not an image from the local registry", namespace, deployment, cp.Name, c.Image, c.PID)
 	}
 	root, err := os.Readlink(fmt.Sprintf("/proc/%d/root", c.PID))
@@ -114,7 +111,7 @@ func (e *Env) RunsFromImage(cp *ControlPlane, namespace, deployment, program str
 	if err != nil {
 		return c, err
 	}
-	local, err := fileDigest(filepath.Join(RepoRoot(), "bin", program))
+	local, err := fileDigest(filepath.Join(binaries.RepoRoot(), "bin", program))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return c, err
 	}

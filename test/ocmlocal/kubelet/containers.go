@@ -1,6 +1,6 @@
 //go:build linux
 
-package ocmlocal
+package kubelet
 
 import (
 	"context"
@@ -18,7 +18,6 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/images"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
-	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/sandbox"
 )
 
@@ -89,38 +88,6 @@ func podMounts(spec corev1.PodSpec, volumeDirs map[string]string) ([]podsandbox.
 	return mounts, rewrites, nil
 }
 
-// hosts are the pod's /etc/hosts additions: the in-cluster API server
-// names (which the sandbox relays to the cluster's API server), the
-// Services it reaches by name, and the pod's hostAliases, as a kubelet
-// writes them.
-func (k *kubelet) hosts(key string, spec corev1.PodSpec) []string {
-	lines := []string{"127.0.0.1 kubernetes kubernetes.default kubernetes.default.svc kubernetes.default.svc.cluster.local"}
-	k.mu.Lock()
-	lines = append(lines, k.names[key]...)
-	k.mu.Unlock()
-	for _, a := range spec.HostAliases {
-		lines = append(lines, a.IP+" "+strings.Join(a.Hostnames, " "))
-	}
-	return lines
-}
-
-// podRoutes are the addresses every pod of a cluster reaches: its API
-// server in-cluster at 127.0.0.1:443 (KUBERNETES_SERVICE_HOST/PORT below)
-// and at its own port (kubeconfigs written by the harness), the hub's API
-// server (the addons' hub kubeconfigs name https://127.0.0.1:<hub port>),
-// and the endpoints the environment publishes to every pod (cluster-proxy's
-// proxy-server entry point).
-func (e *Env) podRoutes(cp *ControlPlane) []sandbox.Route {
-	routes := []sandbox.Route{{Inside: "127.0.0.1:443", Host: process.HostPort(cp.Port)}, sandbox.SameRoute(cp.Port)}
-	if cp != e.Hub {
-		routes = append(routes, sandbox.SameRoute(e.Hub.Port))
-	}
-	for _, port := range e.publishedPorts {
-		routes = append(routes, sandbox.SameRoute(port))
-	}
-	return routes
-}
-
 // podVolumes are the pod's volume directories (by volume name), the
 // rewrites of mount paths in the arguments of local binaries (podMounts),
 // and the service account directory ("" without a token).
@@ -136,7 +103,7 @@ const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 // containers builds each container's command line and environment, and
 // records in p how each runs: from its image in the local registry
 // (pulled and unpacked, see imagecontainer.go), or as a local binary.
-func (k *kubelet) containers(ctx context.Context, d *appsv1.Deployment, cs []corev1.Container, vols podVolumes, p *pod, init bool) ([]podsandbox.Container, error) {
+func (k *Kubelet) containers(ctx context.Context, d *appsv1.Deployment, cs []corev1.Container, vols podVolumes, p *Pod, init bool) ([]podsandbox.Container, error) {
 	var out []podsandbox.Container
 	for _, c := range cs {
 		env, err := k.containerEnv(ctx, d, c)
@@ -144,12 +111,12 @@ func (k *kubelet) containers(ctx context.Context, d *appsv1.Deployment, cs []cor
 			return nil, err
 		}
 		info := containerInfo{name: c.Name, init: init, image: c.Image,
-			log: filepath.Join(k.env.procs.LogDir, k.cp.Name+"-"+d.Namespace+"-"+d.Name+"-"+c.Name+".log")}
+			log: filepath.Join(k.cfg.LogDir, k.cp.Name+"-"+d.Namespace+"-"+d.Name+"-"+c.Name+".log")}
 		var sc podsandbox.Container
-		if k.env.fromRegistry(c) {
-			sc, info.from, err = k.env.imageContainer(d.Spec.Template.Spec, c, env, vols)
+		if k.fromRegistry(c) {
+			sc, info.from, err = k.imageContainer(d.Spec.Template.Spec, c, env, vols)
 		} else {
-			sc, info.program, err = k.env.hostContainer(c, env, vols.rewrites)
+			sc, info.program, err = k.hostContainer(c, env, vols.rewrites)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("container %s: %w", c.Name, err)
@@ -164,8 +131,8 @@ func (k *kubelet) containers(ctx context.Context, d *appsv1.Deployment, cs []cor
 // hostContainer builds a container played by the local binary its image
 // maps to, in the sandbox's view of the host's file system, with mount
 // paths rewritten (podMounts) in its arguments and environment.
-func (e *Env) hostContainer(c corev1.Container, env, rewrites map[string]string) (podsandbox.Container, string, error) {
-	bin, _ := e.binaryFor(c)
+func (k *Kubelet) hostContainer(c corev1.Container, env, rewrites map[string]string) (podsandbox.Container, string, error) {
+	bin, _ := k.cfg.Images.Binary(c)
 	if _, err := os.Stat(bin); err != nil {
 		return podsandbox.Container{}, "", fmt.Errorf("binary %s is not built: %w", bin, err)
 	}
@@ -185,7 +152,7 @@ func (e *Env) hostContainer(c corev1.Container, env, rewrites map[string]string)
 // containerEnv resolves the container's environment as a kubelet would,
 // with the in-cluster API server at 127.0.0.1:443 (relayed by the sandbox
 // to this cluster's API server; its certificate is valid for 127.0.0.1).
-func (k *kubelet) containerEnv(ctx context.Context, d *appsv1.Deployment, c corev1.Container) (map[string]string, error) {
+func (k *Kubelet) containerEnv(ctx context.Context, d *appsv1.Deployment, c corev1.Container) (map[string]string, error) {
 	env := map[string]string{"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}
 	for _, v := range c.Env {
 		switch {

@@ -1,10 +1,9 @@
 //go:build linux
 
-package ocmlocal
+package kubelet
 
 import (
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,17 +39,18 @@ func TestBundleImageRunsAsInACluster(t *testing.T) {
 		t.Skipf("%v (make image)", err)
 	}
 	dir := t.TempDir()
-	e := &Env{WorkDir: dir, progress: io.Discard, procs: &process.Group{LogDir: filepath.Join(dir, "logs")}}
-	var err error
-	if e.bins.PodRunner, err = binaries.BuildPodRunner(dir); err != nil {
+	procs := &process.Group{LogDir: filepath.Join(dir, "logs")}
+	podRunner, err := binaries.BuildPodRunner(dir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	e.sandboxes = &sandbox.Runner{WorkDir: dir, Program: e.bins.PodRunner, Procs: e.procs}
-	if e.Registry, err = registry.Start(registry.Options{WorkDir: dir}); err != nil {
+	reg, err := registry.Start(registry.Options{WorkDir: dir})
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(e.Registry.Close)
-	e.pulled = images.NewStore(filepath.Join(dir, "images"))
+	t.Cleanup(reg.Close)
+	k := &Kubelet{cfg: Config{WorkDir: dir, LogDir: procs.LogDir, Registry: reg, Store: images.NewStore(filepath.Join(dir, "images")),
+		Sandboxes: &sandbox.Runner{WorkDir: dir, Program: podRunner, Procs: procs}}}
 
 	vols := podVolumes{dirs: map[string]string{}}
 	for name, mode := range map[string]os.FileMode{"plugins": 0o777, "secret": 0o755, "host": 0o755} {
@@ -75,16 +75,16 @@ func TestBundleImageRunsAsInACluster(t *testing.T) {
 	mounts := []corev1.VolumeMount{{Name: "plugins", MountPath: "/plugins"}, {Name: "secret", MountPath: "/secret", ReadOnly: true}, {Name: "host", MountPath: "/host"}}
 	spec := corev1.PodSpec{SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)}}
 	container := func(name string, command ...string) podsandbox.Container {
-		c := corev1.Container{Name: name, Image: e.Registry.BundleReference(), Command: command, VolumeMounts: mounts,
+		c := corev1.Container{Name: name, Image: reg.BundleReference(), Command: command, VolumeMounts: mounts,
 			SecurityContext: &corev1.SecurityContext{ReadOnlyRootFilesystem: ptr.To(true)}}
-		sc, _, err := e.imageContainer(spec, c, map[string]string{}, vols)
+		sc, _, err := k.imageContainer(spec, c, map[string]string{}, vols)
 		if err != nil {
 			t.Fatalf("container %s: %v", name, err)
 		}
-		sc.Log = filepath.Join(e.procs.LogDir, name+".log")
+		sc.Log = filepath.Join(procs.LogDir, name+".log")
 		return sc
 	}
-	s, err := e.sandboxes.Start(sandbox.Spec{Name: "image",
+	s, err := k.cfg.Sandboxes.Start(sandbox.Spec{Name: "image",
 		InitContainers: []podsandbox.Container{container("install", "cp", "/cp-creds", "/plugins/cp-creds")},
 		Containers: []podsandbox.Container{
 			container("copy-runs", "/plugins/cp-creds", "--version"),
@@ -119,7 +119,7 @@ func TestBundleImageRunsAsInACluster(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 		if !strings.Contains(st.LastExit, wantExit) {
-			t.Errorf("container %s ended with %q, want %q (log %s)", name, st.LastExit, wantExit, filepath.Join(e.procs.LogDir, name+".log"))
+			t.Errorf("container %s ended with %q, want %q (log %s)", name, st.LastExit, wantExit, filepath.Join(procs.LogDir, name+".log"))
 		}
 	}
 	fi, err := os.Stat(filepath.Join(vols.dirs["plugins"], "cp-creds"))
@@ -129,7 +129,7 @@ func TestBundleImageRunsAsInACluster(t *testing.T) {
 	if uid := fi.Sys().(*syscall.Stat_t).Uid; uid != 65532 || fi.Mode().Perm()&0o111 == 0 {
 		t.Errorf("the copy is owned by %d with mode %s, want the nonroot user's (65532) and executable", uid, fi.Mode())
 	}
-	if out, _ := os.ReadFile(filepath.Join(e.procs.LogDir, "copy-runs.log")); !strings.Contains(string(out), "cp-creds") {
+	if out, _ := os.ReadFile(filepath.Join(procs.LogDir, "copy-runs.log")); !strings.Contains(string(out), "cp-creds") {
 		t.Errorf("the copy's --version printed %q", out)
 	}
 }

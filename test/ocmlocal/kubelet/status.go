@@ -1,6 +1,6 @@
 //go:build linux
 
-package ocmlocal
+package kubelet
 
 import (
 	"context"
@@ -23,7 +23,7 @@ var leaderLeases = map[string]string{
 // releaseLeaderLease releases, once the old pod of a Deployment is gone, the
 // leader Lease it held, as client-go's graceful release does: no holder, a
 // one-second duration.
-func (k *kubelet) releaseLeaderLease(ctx context.Context, key string) {
+func (k *Kubelet) releaseLeaderLease(ctx context.Context, key string) {
 	name, ok := leaderLeases[key]
 	if !ok {
 		return
@@ -36,14 +36,14 @@ func (k *kubelet) releaseLeaderLease(ctx context.Context, key string) {
 	}
 	lease.Spec.HolderIdentity, lease.Spec.LeaseDurationSeconds = nil, ptr.To[int32](1)
 	if _, err := leases.Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
-		k.env.progressf("kubelet %s: releasing Lease %s/%s of the stopped pod: %v", k.cp.Name, namespace, name, err)
+		k.progressf("kubelet %s: releasing Lease %s/%s of the stopped pod: %v", k.cp.Name, namespace, name, err)
 	}
 }
 
 // reportAvailable writes the status a Deployment controller and kubelet
 // would produce for one running, ready replica: the work agent reports it
 // back to the hub, and addon health checks read it.
-func (k *kubelet) reportAvailable(ctx context.Context, d *appsv1.Deployment) {
+func (k *Kubelet) reportAvailable(ctx context.Context, d *appsv1.Deployment) {
 	if d.Status.ObservedGeneration == d.Generation && d.Status.AvailableReplicas == 1 {
 		return
 	}
@@ -60,7 +60,7 @@ func (k *kubelet) reportAvailable(ctx context.Context, d *appsv1.Deployment) {
 }
 
 // reportScaledDown writes the status of a Deployment scaled to zero.
-func (k *kubelet) reportScaledDown(ctx context.Context, d *appsv1.Deployment) {
+func (k *Kubelet) reportScaledDown(ctx context.Context, d *appsv1.Deployment) {
 	if d.Status.ObservedGeneration == d.Generation && d.Status.Replicas == 0 {
 		return
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package ocmlocal
+package kubelet
 
 import (
 	"testing"
@@ -108,10 +108,10 @@ func TestRewritePaths(t *testing.T) {
 }
 
 func TestBinaryFor(t *testing.T) {
-	e := &Env{images: []ImageBinary{
-		{Command: "/agent", ImageContains: "cluster-proxy", Path: "/bin/proxy-addon-agent"},
-		{Command: "/msa", Path: "/bin/msa"},
-	}}
+	m := NewImageMap(
+		ImageBinary{Command: "/agent", ImageContains: "cluster-proxy", Path: "/bin/proxy-addon-agent"},
+		ImageBinary{Command: "/msa", Path: "/bin/msa"},
+	)
 	cases := map[string]struct {
 		container corev1.Container
 		want      string
@@ -124,9 +124,9 @@ func TestBinaryFor(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, ok := e.binaryFor(tc.container)
+			got, ok := m.Binary(tc.container)
 			if got != tc.want || ok != tc.wantOK {
-				t.Errorf("binaryFor = %q, %v; want %q, %v", got, ok, tc.want, tc.wantOK)
+				t.Errorf("Binary = %q, %v; want %q, %v", got, ok, tc.want, tc.wantOK)
 			}
 		})
 	}
@@ -163,7 +163,7 @@ func TestPodRunsOnlyItsOwnDeployment(t *testing.T) {
 				Containers: []corev1.Container{{Name: "agent", Image: image}}}}}}
 	}
 	started := deployment("first", "agent:v1")
-	p := &pod{hash: templateHash(started), deployment: started.UID}
+	p := &Pod{hash: templateHash(started), deployment: started.UID}
 	got := map[string]bool{}
 	for name, d := range map[string]*appsv1.Deployment{
 		"the same Deployment":                         deployment("first", "agent:v1"),
@@ -171,7 +171,7 @@ func TestPodRunsOnlyItsOwnDeployment(t *testing.T) {
 		"one created again with the same template":    deployment("second", "agent:v1"),
 		"one created again with another template too": deployment("second", "agent:v2"),
 	} {
-		got[name] = p.runs(d)
+		got[name] = p.Runs(d)
 	}
 	want := map[string]bool{
 		"the same Deployment":                         true,

@@ -1,6 +1,6 @@
 //go:build linux
 
-package ocmlocal
+package kubelet
 
 import (
 	"fmt"
@@ -20,8 +20,8 @@ import (
 // the image's environment under the container's, the user from the pod's
 // or container's securityContext over the image's, and the container's
 // volume mounts and the service account token bound in its root.
-func (e *Env) imageContainer(spec corev1.PodSpec, c corev1.Container, env map[string]string, vols podVolumes) (podsandbox.Container, *images.Image, error) {
-	img, err := e.pulled.Get(c.Image, c.ImagePullPolicy)
+func (k *Kubelet) imageContainer(spec corev1.PodSpec, c corev1.Container, env map[string]string, vols podVolumes) (podsandbox.Container, *images.Image, error) {
+	img, err := k.cfg.Store.Get(c.Image, c.ImagePullPolicy)
 	if err != nil {
 		return podsandbox.Container{}, nil, err
 	}

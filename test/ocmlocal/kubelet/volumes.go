@@ -1,6 +1,6 @@
 //go:build linux
 
-package ocmlocal
+package kubelet
 
 import (
 	"bytes"
@@ -29,7 +29,7 @@ type volumeFiles struct {
 // (startPod wrote them first). It logs a wait once, and its end, so that a
 // Secret deleted and never written again shows in the log as a wait that
 // does not end, and the same wait coming back is logged again.
-func (k *kubelet) refreshVolumes(ctx context.Context, key string, p *pod) {
+func (k *Kubelet) refreshVolumes(ctx context.Context, key string, p *Pod) {
 	key += "/volumes"
 	if err := k.writeVolumes(ctx, p.volumes); err != nil {
 		k.waitOnce(ctx, key, err.Error())
@@ -39,14 +39,14 @@ func (k *kubelet) refreshVolumes(ctx context.Context, key string, p *pod) {
 	defer k.mu.Unlock()
 	if _, ok := k.waits[key]; ok {
 		delete(k.waits, key)
-		k.env.progressf("kubelet %s: %s written again", k.cp.Name, key)
+		k.progressf("kubelet %s: %s written again", k.cp.Name, key)
 	}
 }
 
 // prepareVolumes makes a directory per volume of the pod and writes the
 // files of its Secret and ConfigMap volumes; it returns the directories by
 // volume name.
-func (k *kubelet) prepareVolumes(ctx context.Context, p *pod, volumes []corev1.Volume) (map[string]string, error) {
+func (k *Kubelet) prepareVolumes(ctx context.Context, p *Pod, volumes []corev1.Volume) (map[string]string, error) {
 	dirs := map[string]string{}
 	for _, v := range volumes {
 		dir := filepath.Join(p.dir, "volumes", v.Name)
@@ -73,7 +73,7 @@ func (k *kubelet) prepareVolumes(ctx context.Context, p *pod, volumes []corev1.V
 // writeServiceAccount writes what a projected service account volume holds:
 // a token of the pod's service account from a real TokenRequest, the
 // cluster's CA and the namespace.
-func (k *kubelet) writeServiceAccount(ctx context.Context, d *appsv1.Deployment, podDir string) (string, error) {
+func (k *Kubelet) writeServiceAccount(ctx context.Context, d *appsv1.Deployment, podDir string) (string, error) {
 	sa := serviceAccountOf(d)
 	tr, err := k.client.CoreV1().ServiceAccounts(d.Namespace).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](24 * 3600)},
@@ -98,7 +98,7 @@ func (k *kubelet) writeServiceAccount(ctx context.Context, d *appsv1.Deployment,
 
 // writeVolumes writes each Secret or ConfigMap into its directory, replacing
 // files whose content changed (rename, so readers never see half a file).
-func (k *kubelet) writeVolumes(ctx context.Context, volumes []volumeFiles) error {
+func (k *Kubelet) writeVolumes(ctx context.Context, volumes []volumeFiles) error {
 	for _, v := range volumes {
 		data, err := k.volumeData(ctx, v)
 		if err != nil {
@@ -120,7 +120,7 @@ func (k *kubelet) writeVolumes(ctx context.Context, volumes []volumeFiles) error
 	return nil
 }
 
-func (k *kubelet) volumeData(ctx context.Context, v volumeFiles) (map[string][]byte, error) {
+func (k *Kubelet) volumeData(ctx context.Context, v volumeFiles) (map[string][]byte, error) {
 	if v.secret != "" {
 		s, err := k.client.CoreV1().Secrets(v.namespace).Get(ctx, v.secret, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) && v.optional {
