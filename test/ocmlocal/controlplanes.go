@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/controlplane"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/kubelet"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/servicenet"
 )
 
 // ControlPlane is one Kubernetes control plane of the environment: etcd,
@@ -24,7 +26,8 @@ func (e *Env) startControlPlane(ctx context.Context, name string, controllerMana
 	if err != nil {
 		return nil, err
 	}
-	svcnet, egressConfig, err := e.listenServiceNetwork(cp)
+	// Short socket path: unix socket paths stay under 108 bytes.
+	svcnet, egressConfig, err := servicenet.Listen(cp, filepath.Join(e.WorkDir, "s"), func() *kubelet.Kubelet { return e.kubeletOf(cp) }, e.progressf)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +35,7 @@ func (e *Env) startControlPlane(ctx context.Context, name string, controllerMana
 	if err := cp.Start(ctx, e.procs, e.bins.Etcd, e.bins.KubeAPIServer, egressConfig); err != nil {
 		return nil, err
 	}
-	if err := svcnet.serve(); err != nil {
+	if err := svcnet.Serve(); err != nil {
 		return nil, err
 	}
 	if controllerManager {
@@ -42,4 +45,10 @@ func (e *Env) startControlPlane(ctx context.Context, name string, controllerMana
 	}
 	e.progressf("%s control plane up at %s in %s", name, cp.URL, process.Since(start))
 	return cp, nil
+}
+
+func (e *Env) addServiceNetwork(n *servicenet.Network) {
+	e.kubeletsMu.Lock()
+	defer e.kubeletsMu.Unlock()
+	e.serviceNets = append(e.serviceNets, n)
 }

@@ -45,6 +45,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/registry"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/sandbox"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/servicenet"
 )
 
 // Options say what Start brings up.
@@ -124,7 +125,7 @@ type Env struct {
 	// parallel.
 	kubeletsMu  sync.Mutex
 	kubelets    []*kubelet.Kubelet
-	serviceNets []*serviceNetwork
+	serviceNets []*servicenet.Network
 	// images maps containers to local binaries for every kubelet.
 	images *kubelet.ImageMap
 	// pulled holds the images pulled from Registry, unpacked.
@@ -254,7 +255,7 @@ func (e *Env) stop(keepWorkDir bool) {
 			k.Stop()
 		}
 		for _, n := range nets {
-			n.close()
+			n.Close()
 		}
 		e.procs.StopAll()
 		if e.Registry != nil {

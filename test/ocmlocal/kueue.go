@@ -31,6 +31,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/kubelet"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/servicenet"
 )
 
 // Kueue as the docs' MultiKueue recipe sets it up: Kueue's own Helm chart
@@ -171,7 +172,7 @@ func (e *Env) runKueue(ctx context.Context, cp *ControlPlane, kueueChart *chart.
 	if err := kubelet.WaitDeploymentAvailable(ctx, cp, KueueNamespace, KueueDeployment); err != nil {
 		return err
 	}
-	if err := e.publishEndpointSlice(ctx, cp, KueueNamespace, kueueVisibilityService); err != nil {
+	if err := servicenet.PublishEndpointSlice(ctx, e.kubeletOf(cp), KueueNamespace, kueueVisibilityService); err != nil {
 		return err
 	}
 	return e.waitKueueLeads(ctx, cp, clientset, leader)

@@ -1,6 +1,11 @@
 //go:build linux
 
-package ocmlocal
+// Package servicenet is the harness's service network: how a control
+// plane's API server reaches Services (the operators' webhooks, Kueue's
+// visibility API) through its egress selector, in place of a cluster
+// network and kube-proxy; and the EndpointSlice a Service's APIService
+// needs.
+package servicenet
 
 import (
 	"bufio"
@@ -18,7 +23,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/controlplane"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/kubelet"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/podsandbox"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
@@ -59,20 +67,24 @@ egressSelections:
         udsName: ` + socket + "\n"
 }
 
-// serviceNetwork is one control plane's service proxy.
-type serviceNetwork struct {
-	env      *Env
-	cp       *ControlPlane
-	listener net.Listener
-	client   kubernetes.Interface
+// Network is one control plane's service proxy.
+type Network struct {
+	cp *controlplane.ControlPlane
+	// kubeletOf returns the control plane's kubelet, which runs the pods
+	// Services select (looked up on each connection: the kubelet starts
+	// after the API server).
+	kubeletOf func() *kubelet.Kubelet
+	progress  func(format string, args ...any)
+	listener  net.Listener
+	client    kubernetes.Interface
 }
 
-// listenServiceNetwork writes the egress selector configuration of a
-// control plane and listens on its proxy socket (served once the API server
-// is up: serve).
-func (e *Env) listenServiceNetwork(cp *ControlPlane) (*serviceNetwork, string, error) {
+// Listen writes the egress selector configuration of a control plane
+// into its directory and listens on its proxy socket in the directory
+// sockets (served once the API server is up: Serve). It returns the
+// configuration's path, for the API server's --egress-selector-config-file.
+func Listen(cp *controlplane.ControlPlane, sockets string, kubeletOf func() *kubelet.Kubelet, progress func(format string, args ...any)) (*Network, string, error) {
 	// Short socket path: unix socket paths stay under 108 bytes.
-	sockets := filepath.Join(e.WorkDir, "s")
 	if err := os.MkdirAll(sockets, 0o755); err != nil {
 		return nil, "", err
 	}
@@ -87,11 +99,11 @@ func (e *Env) listenServiceNetwork(cp *ControlPlane) (*serviceNetwork, string, e
 		l.Close()
 		return nil, "", err
 	}
-	return &serviceNetwork{env: e, cp: cp, listener: l}, config, nil
+	return &Network{cp: cp, kubeletOf: kubeletOf, progress: progress, listener: l}, config, nil
 }
 
-// serve answers CONNECT requests until the listener is closed.
-func (n *serviceNetwork) serve() error {
+// Serve answers CONNECT requests until the listener is closed.
+func (n *Network) Serve() error {
 	c, err := n.cp.Clientset()
 	if err != nil {
 		return err
@@ -109,11 +121,12 @@ func (n *serviceNetwork) serve() error {
 	return nil
 }
 
-func (n *serviceNetwork) close() { n.listener.Close() }
+// Close stops answering.
+func (n *Network) Close() { n.listener.Close() }
 
 // connect reads one CONNECT request, resolves its address to a pod's port
 // and relays the connection there.
-func (n *serviceNetwork) connect(conn net.Conn) {
+func (n *Network) connect(conn net.Conn) {
 	req, err := http.ReadRequest(bufio.NewReader(conn))
 	if err != nil || req.Method != http.MethodConnect {
 		conn.Close()
@@ -123,7 +136,7 @@ func (n *serviceNetwork) connect(conn net.Conn) {
 	defer cancel()
 	forward, target, err := n.resolve(ctx, req.Host)
 	if err != nil {
-		n.env.progressf("service network %s: CONNECT %s: %v", n.cp.Name, req.Host, err)
+		n.progress("service network %s: CONNECT %s: %v", n.cp.Name, req.Host, err)
 		fmt.Fprintf(conn, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n")
 		conn.Close()
 		return
@@ -147,7 +160,7 @@ func (n *serviceNetwork) connect(conn net.Conn) {
 
 // resolve maps a ClusterIP:port to the port-forward socket of the pod the
 // Service selects and the address inside the pod.
-func (n *serviceNetwork) resolve(ctx context.Context, address string) (socket, target string, err error) {
+func (n *Network) resolve(ctx context.Context, address string) (socket, target string, err error) {
 	host, portText, err := net.SplitHostPort(address)
 	if err != nil {
 		return "", "", err
@@ -169,7 +182,7 @@ func (n *serviceNetwork) resolve(ctx context.Context, address string) (socket, t
 			if int(sp.Port) != port {
 				continue
 			}
-			p := n.env.kubeletOf(n.cp).SelectPod(svc.Namespace, svc.Spec.Selector)
+			p := n.kubeletOf().SelectPod(svc.Namespace, svc.Spec.Selector)
 			if p == nil {
 				return "", "", fmt.Errorf("no running pod of Service %s/%s", svc.Namespace, svc.Name)
 			}
@@ -200,21 +213,15 @@ func targetPort(sp corev1.ServicePort, named map[string]int32) (int, error) {
 	}
 }
 
-func (e *Env) addServiceNetwork(n *serviceNetwork) {
-	e.kubeletsMu.Lock()
-	defer e.kubeletsMu.Unlock()
-	e.serviceNets = append(e.serviceNets, n)
-}
-
-// publishEndpointSlice plays the EndpointSlice controller for a Service
+// PublishEndpointSlice plays the EndpointSlice controller for a Service
 // whose pod the control plane's kubelet runs: one ready endpoint with every
 // port of the Service (by name, at its target port). The aggregator marks
 // an APIService Available only once its Service has such a slice (then it
 // dials the ClusterIP, through the service network, as for webhooks). A pod
 // here has no address of its own and a slice may not hold a loopback one,
 // so the endpoint names the Service's ClusterIP, where traffic goes anyway.
-func (e *Env) publishEndpointSlice(ctx context.Context, cp *ControlPlane, namespace, service string) error {
-	c, err := cp.Clientset()
+func PublishEndpointSlice(ctx context.Context, k *kubelet.Kubelet, namespace, service string) error {
+	c, err := k.ControlPlane().Clientset()
 	if err != nil {
 		return err
 	}
@@ -222,7 +229,7 @@ func (e *Env) publishEndpointSlice(ctx context.Context, cp *ControlPlane, namesp
 	if err != nil {
 		return err
 	}
-	p := e.kubeletOf(cp).SelectPod(namespace, svc.Spec.Selector)
+	p := k.SelectPod(namespace, svc.Spec.Selector)
 	if p == nil {
 		return fmt.Errorf("no running pod of Service %s/%s", namespace, service)
 	}
@@ -231,10 +238,10 @@ func (e *Env) publishEndpointSlice(ctx context.Context, cp *ControlPlane, namesp
 		return err
 	}
 	_, err = c.DiscoveryV1().EndpointSlices(namespace).Create(ctx, slice, metav1.CreateOptions{})
-	return createIgnoringExists(slice, err)
+	return client.IgnoreAlreadyExists(err)
 }
 
-// endpointSliceFor is the slice publishEndpointSlice writes for a Service
+// endpointSliceFor is the slice PublishEndpointSlice writes for a Service
 // whose pod has these named ports.
 func endpointSliceFor(svc *corev1.Service, named map[string]int32) (*discoveryv1.EndpointSlice, error) {
 	slice := &discoveryv1.EndpointSlice{
