@@ -157,9 +157,9 @@ func (e *Env) runKueue(ctx context.Context, cp *ControlPlane, kueueChart *chart.
 	if err != nil {
 		return err
 	}
-	install := e.installChartOn
+	install := e.helm().Install
 	if upgrade {
-		install = e.upgradeChartOn
+		install = e.helm().Upgrade
 	}
 	if err := install(ctx, cp, kueueChart, kueueRelease, KueueNamespace, values); err != nil {
 		return fmt.Errorf("installing Kueue on %s: %w", cp.Name, err)
