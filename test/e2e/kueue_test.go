@@ -27,6 +27,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
 	"open-cluster-management.io/clusterprofile-bundle/test/docsrun"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/ocm"
 )
 
 // TestTheMultiKueueRecipeAdmitsOnAWorkerWithEachKueue follows the docs'
@@ -232,7 +233,7 @@ func mirroredRecipePatch(t *testing.T) string {
 // recipeObjects are the objects of a file of the docs' MultiKueue recipe.
 func recipeObjects(t *testing.T, file string) []*unstructured.Unstructured {
 	t.Helper()
-	objects, err := ocmlocal.ObjectsOfFile(ocmlocal.KueueRecipeFile(file))
+	objects, err := ocm.ObjectsOfFile(ocmlocal.KueueRecipeFile(file))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func (e *Env) AddCluster(ctx context.Context, name string) (*ManagedCluster, err
 	if err != nil {
 		return nil, err
 	}
-	if err := e.register(ctx, c); err != nil {
+	if err := e.ocmHub().Register(ctx, c.ControlPlane); err != nil {
 		return nil, err
 	}
 	e.Clusters = append(e.Clusters, c)

@@ -74,7 +74,7 @@ func (e *Env) startManagedServiceAccount(ctx context.Context) error {
 		msaManagerDeployment(),
 	}
 	for _, obj := range objects {
-		if err := createIgnoringExists(obj, hub.Create(ctx, obj)); err != nil {
+		if err := client.IgnoreAlreadyExists(hub.Create(ctx, obj)); err != nil {
 			return fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
 		}
 	}

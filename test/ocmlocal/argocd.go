@@ -62,7 +62,7 @@ func (e *Env) startArgoCD(ctx context.Context) error {
 		return err
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ArgoCDNamespace}}
-	if err := createIgnoringExists(ns, hub.Create(ctx, ns)); err != nil {
+	if err := client.IgnoreAlreadyExists(hub.Create(ctx, ns)); err != nil {
 		return fmt.Errorf("creating namespace %s: %w", ArgoCDNamespace, err)
 	}
 	if e.ArgoCDPlugin, err = e.imagePlugin(); err != nil {

@@ -4,6 +4,8 @@ package ocmlocal
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"strconv"
@@ -68,7 +70,7 @@ func (e *Env) startClusterProxy(ctx context.Context) error {
 		proxyUserServerDeployment(serverHostPort),
 	}
 	for _, obj := range objects {
-		if err := createIgnoringExists(obj, hub.Create(ctx, obj)); err != nil {
+		if err := client.IgnoreAlreadyExists(hub.Create(ctx, obj)); err != nil {
 			return fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
 		}
 	}
@@ -247,4 +249,16 @@ func (e *Env) DialServices(ctx context.Context, network, address string) (net.Co
 	}
 	var d net.Dialer
 	return d.DialContext(ctx, network, address)
+}
+
+// tlsReachable reports whether a TLS server trusted by caData answers at addr.
+func tlsReachable(addr string, caData []byte) (bool, error) {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caData)
+	conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		return false, err
+	}
+	conn.Close()
+	return true, nil
 }

@@ -42,6 +42,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/images"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/kubelet"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/ocm"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/registry"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/sandbox"
@@ -236,7 +237,7 @@ func newEnv(opts Options) (e *Env, err error) {
 	}
 	e.procs = &process.Group{LogDir: filepath.Join(e.WorkDir, "logs")}
 	e.sandboxes = &sandbox.Runner{WorkDir: e.WorkDir, Program: e.bins.PodRunner, Procs: e.procs}
-	e.images = kubelet.NewImageMap(slices.Concat(e.ocmImages(), e.defaultImages(), opts.Images)...)
+	e.images = kubelet.NewImageMap(slices.Concat(ocm.Images(e.bins), e.defaultImages(), opts.Images)...)
 	e.modules = binaries.NewModules(e.bins.OCM)
 	return e, nil
 }

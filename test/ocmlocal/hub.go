@@ -4,29 +4,8 @@ package ocmlocal
 
 import (
 	"context"
-	"fmt"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-
-	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
-)
-
-const (
-	// hubNamespace is where the ClusterManager runs the hub controllers and
-	// webhooks.
-	hubNamespace = "open-cluster-management-hub"
-	// operatorNamespace holds the bootstrap service account, as clusteradm
-	// init creates it.
-	operatorNamespace = "open-cluster-management"
-	bootstrapSA       = "agent-registration-bootstrap"
-	bootstrapRole     = "open-cluster-management:bootstrap"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/ocm"
 )
 
 // startHub brings up the hub as `clusteradm init` does: the control plane
@@ -43,104 +22,30 @@ func (e *Env) startHub(ctx context.Context) error {
 	if _, err := e.startKubelet(hub); err != nil {
 		return err
 	}
-	if err := e.installHubCRDs(); err != nil {
+	h := e.ocmHub()
+	if err := h.InstallCRDs(); err != nil {
 		return err
 	}
-	if err := e.startClusterManager(ctx); err != nil {
+	if err := h.StartClusterManager(ctx, e.opts.RegistrationFeatureGates); err != nil {
 		return err
 	}
-	return e.createBootstrapRBAC(ctx)
+	return h.CreateBootstrapRBAC(ctx)
 }
 
-// hubCRDFiles are the hub's CRDs that the ClusterManager does not install,
-// from the modules this repository pins: the ClusterProfile CRD (the
-// operator installs its own copy only with the ClusterProfile gate on) and
-// the addons'.
-func (e *Env) hubCRDFiles() ([]string, error) {
-	files := []struct{ module, path string }{
-		{binaries.ProfileModule, "config/crd/bases/multicluster.x-k8s.io_clusterprofiles.yaml"},
-		{binaries.MSAModule, "config/crd/bases/authentication.open-cluster-management.io_managedserviceaccounts.yaml"},
-		{binaries.ProxyModule, "hack/crd/bases/proxy.open-cluster-management.io_managedproxyconfigurations.yaml"},
-		{binaries.ProxyModule, "hack/crd/bases/proxy.open-cluster-management.io_managedproxyserviceresolvers.yaml"},
-	}
-	var paths []string
-	for _, f := range files {
-		p, err := e.modules.File(f.module, f.path)
-		if err != nil {
-			return nil, err
-		}
-		paths = append(paths, p)
-	}
-	return paths, nil
+// ocmHub is OCM's hub as the ocm package sets it up.
+func (e *Env) ocmHub() *ocm.Hub {
+	return &ocm.Hub{ControlPlane: e.Hub, Kubelet: e.kubeletOf(e.Hub), Modules: e.modules, Version: e.bins.OCM.Version, Progress: e.progressf}
 }
 
-func (e *Env) installHubCRDs() error {
-	files, err := e.hubCRDFiles()
-	if err != nil {
-		return err
-	}
-	if _, err := envtest.InstallCRDs(e.Hub.Config, envtest.CRDInstallOptions{Paths: files, ErrorIfPathMissing: true}); err != nil {
-		return fmt.Errorf("installing hub CRDs: %w", err)
-	}
-	return nil
-}
-
-// createBootstrapRBAC creates what `clusteradm init` creates for
-// registration: the bootstrap ClusterRole (rules as in OCM's cluster-manager
-// chart, bootstrap_cluster_role.yaml) bound to the agent-registration-
-// bootstrap service account, whose token goes into the bootstrap kubeconfig.
-func (e *Env) createBootstrapRBAC(ctx context.Context) error {
-	c, err := e.Hub.Clientset()
-	if err != nil {
-		return err
-	}
-	for _, ns := range []string{operatorNamespace, hubNamespace} {
-		if err := createIgnoringExists(c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})); err != nil {
-			return fmt.Errorf("creating namespace %s: %w", ns, err)
-		}
-	}
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: bootstrapSA, Namespace: operatorNamespace}}
-	if err := createIgnoringExists(c.CoreV1().ServiceAccounts(operatorNamespace).Create(ctx, sa, metav1.CreateOptions{})); err != nil {
-		return fmt.Errorf("creating service account %s: %w", bootstrapSA, err)
-	}
-	role := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: bootstrapRole},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}},
-			{APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"certificatesigningrequests"}, Verbs: []string{"create", "get", "list", "watch"}},
-			{APIGroups: []string{"cluster.open-cluster-management.io"}, Resources: []string{"managedclusters"}, Verbs: []string{"get", "create", "list", "watch"}},
-			{APIGroups: []string{"cluster.open-cluster-management.io"}, Resources: []string{"managedclustersets/join"}, Verbs: []string{"create"}},
-		},
-	}
-	if err := createIgnoringExists(c.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})); err != nil {
-		return fmt.Errorf("creating ClusterRole %s: %w", bootstrapRole, err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: bootstrapRole + ":agent-registration"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: bootstrapRole},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: bootstrapSA, Namespace: operatorNamespace}},
-	}
-	if err := createIgnoringExists(c.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})); err != nil {
-		return fmt.Errorf("creating ClusterRoleBinding %s: %w", binding.Name, err)
-	}
-	return nil
-}
-
-// bootstrapToken gets a token of the bootstrap service account through
-// TokenRequest, as `clusteradm get token` does.
-func bootstrapToken(ctx context.Context, c kubernetes.Interface) (string, error) {
-	tr, err := c.CoreV1().ServiceAccounts(operatorNamespace).CreateToken(ctx, bootstrapSA, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](24 * 3600)},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		return "", fmt.Errorf("requesting a token of %s/%s: %w", operatorNamespace, bootstrapSA, err)
-	}
-	return tr.Status.Token, nil
-}
-
-func createIgnoringExists[T any](_ T, err error) error {
-	if apierrors.IsAlreadyExists(err) {
-		return nil
-	}
-	return err
+// SetHubFeatureGates changes the registration feature gates in the
+// ClusterManager at run time (true: Enable, false: Disable; gates not named
+// keep their mode), as editing the ClusterManager after `clusteradm init`
+// does. The cluster-manager operator derives the registration controller's
+// --feature-gates from them (a flag only where the mode differs from the
+// gate's default) and rolls it; this returns once the operator has applied
+// the change, the hub kubelet runs every hub Deployment at its new
+// template and the restarted registration webhook answers. For example
+// {"ClusterProfile": false} turns OCM's own ClusterProfile mirror off.
+func (e *Env) SetHubFeatureGates(ctx context.Context, gates map[string]bool) error {
+	return e.ocmHub().SetFeatureGates(ctx, gates)
 }

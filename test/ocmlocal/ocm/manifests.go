@@ -1,6 +1,6 @@
 //go:build linux
 
-package ocmlocal
+package ocm
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/controlplane"
 )
 
 // installOperator installs one of OCM's operators as clusteradm does (init
@@ -25,8 +26,8 @@ import (
 // OCM's module at the release the binaries were built from
 // (deploy/<name>/config). The Deployment's image is set to the release's
 // registration-operator image, which the kubelet maps to the local binary.
-func (e *Env) installOperator(ctx context.Context, cp *ControlPlane, name string) error {
-	dir, err := e.modules.File(binaries.OCMModule, filepath.Join("deploy", name, "config"))
+func (h *Hub) installOperator(ctx context.Context, cp *controlplane.ControlPlane, name string) error {
+	dir, err := h.Modules.File(binaries.OCMModule, filepath.Join("deploy", name, "config"))
 	if err != nil {
 		return err
 	}
@@ -41,7 +42,7 @@ func (e *Env) installOperator(ctx context.Context, cp *ControlPlane, name string
 	if err != nil {
 		return err
 	}
-	image := e.ocmImage("registration-operator")
+	image := h.ocmImage("registration-operator")
 	for _, file := range []string{"operator/namespace.yaml", "operator/service_account.yaml", "rbac/cluster_role.yaml", "rbac/cluster_role_binding.yaml", "operator/operator.yaml"} {
 		err := applyFile(ctx, c, filepath.Join(dir, file), func(obj *unstructured.Unstructured) error {
 			if obj.GetKind() != "Deployment" {
@@ -78,7 +79,7 @@ func applyFile(ctx context.Context, c client.Client, path string, mutate func(*u
 		if err := mutate(obj); err != nil {
 			return err
 		}
-		if err := createIgnoringExists(obj, c.Create(ctx, obj)); err != nil {
+		if err := client.IgnoreAlreadyExists(c.Create(ctx, obj)); err != nil {
 			return fmt.Errorf("creating %s %s from %s: %w", obj.GetKind(), obj.GetName(), path, err)
 		}
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package ocmlocal
+package ocm
 
 import (
 	"context"
@@ -17,85 +17,52 @@ import (
 	operatorv1 "open-cluster-management.io/api/operator/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
-const (
-	// clusterManagerName is the ClusterManager clusteradm init creates.
-	clusterManagerName = "cluster-manager"
-	// ocmImageRepository is where OCM publishes its images; the kubelet maps
-	// them, at the built release only, to the local binaries.
-	ocmImageRepository = "quay.io/open-cluster-management/"
-)
+// clusterManagerName is the ClusterManager clusteradm init creates.
+const clusterManagerName = "cluster-manager"
 
-// ocmImage is the image of one of OCM's programs at the built release.
-func (e *Env) ocmImage(name string) string {
-	return ocmImageRepository + name + ":" + e.bins.OCM.Version
-}
-
-// ocmImages map OCM's images, at the built release, to the binaries built
-// from it: the operators and the klusterlet agent (registration-operator),
-// and the hub Deployments a ClusterManager creates.
-func (e *Env) ocmImages() []ImageBinary {
-	var images []ImageBinary
-	for _, m := range []struct{ command, image, binary string }{
-		{"/registration-operator", "registration-operator", "registration-operator"},
-		{"/registration", "registration", "registration"},
-		{"/work", "work", "work"},
-		{"/placement", "placement", "placement"},
-		{"/addon", "addon-manager", "addon"},
-	} {
-		images = append(images, ImageBinary{Command: m.command, ImageContains: e.ocmImage(m.image), Path: e.bins.Path(m.binary)})
-	}
-	return images
-}
-
-// operatorClient is an admin client of a control plane (this bundle's
-// scheme knows OCM's operator API).
-func operatorClient(cp *ControlPlane) (client.Client, error) {
-	return client.New(cp.Config, client.Options{Scheme: scheme.New()})
-}
-
-// startClusterManager does what `clusteradm init` does: it installs the
-// cluster-manager operator and creates the ClusterManager, with the
-// registration feature gates of the options. The hub kubelet runs the
-// operator, and then the Deployments it creates (registration, placement,
-// addon manager, and the registration, work and addon webhooks, which the
-// API server reaches through their Services: servicenet.go). It returns
+// StartClusterManager does what `clusteradm init` does: it installs the
+// cluster-manager operator and creates the ClusterManager, with gates as
+// its registration feature gates (true: Enable, false: Disable). The hub
+// kubelet runs the operator, and then the Deployments it creates
+// (registration, placement, addon manager, and the registration, work and
+// addon webhooks, which the API server reaches through their Services:
+// package servicenet). It returns
 // when the ClusterManager is applied, every hub Deployment runs and the
 // registration webhook answers.
-func (e *Env) startClusterManager(ctx context.Context) error {
+func (h *Hub) StartClusterManager(ctx context.Context, gates map[string]bool) error {
 	start := time.Now()
-	if err := e.installOperator(ctx, e.Hub, "cluster-manager"); err != nil {
+	if err := h.installOperator(ctx, h.ControlPlane, "cluster-manager"); err != nil {
 		return err
 	}
-	c, err := operatorClient(e.Hub)
+	c, err := operatorClient(h.ControlPlane)
 	if err != nil {
 		return err
 	}
 	cm := &operatorv1.ClusterManager{
 		ObjectMeta: metav1.ObjectMeta{Name: clusterManagerName},
 		Spec: operatorv1.ClusterManagerSpec{
-			RegistrationImagePullSpec: e.ocmImage("registration"),
-			WorkImagePullSpec:         e.ocmImage("work"),
-			PlacementImagePullSpec:    e.ocmImage("placement"),
-			AddOnManagerImagePullSpec: e.ocmImage("addon-manager"),
+			RegistrationImagePullSpec: h.ocmImage("registration"),
+			WorkImagePullSpec:         h.ocmImage("work"),
+			PlacementImagePullSpec:    h.ocmImage("placement"),
+			AddOnManagerImagePullSpec: h.ocmImage("addon-manager"),
 			DeployOption:              operatorv1.ClusterManagerDeployOption{Mode: operatorv1.InstallModeDefault},
 		},
 	}
-	if len(e.opts.RegistrationFeatureGates) > 0 {
+	if len(gates) > 0 {
 		cm.Spec.RegistrationConfiguration = &operatorv1.RegistrationHubConfiguration{
-			FeatureGates: setFeatureGates(nil, e.opts.RegistrationFeatureGates),
+			FeatureGates: setFeatureGates(nil, gates),
 		}
 	}
-	if err := createIgnoringExists(cm, c.Create(ctx, cm)); err != nil {
+	if err := client.IgnoreAlreadyExists(c.Create(ctx, cm)); err != nil {
 		return fmt.Errorf("creating ClusterManager: %w", err)
 	}
-	if err := e.waitClusterManager(ctx, c); err != nil {
+	if err := h.waitClusterManager(ctx, c); err != nil {
 		return err
 	}
-	e.progressf("cluster-manager operator (OCM %s) applied the ClusterManager in %s: hub controllers and webhooks run", e.bins.OCM.Version, process.Since(start))
+	h.Progress("cluster-manager operator (OCM %s) applied the ClusterManager in %s: hub controllers and webhooks run", h.Version, process.Since(start))
 	return nil
 }
 
@@ -127,7 +94,7 @@ func setFeatureGates(list []operatorv1.FeatureGate, gates map[string]bool) []ope
 // Deployment at its current template, and the registration webhook admits
 // a ManagedCluster (a dry run): the API server reaches it through its
 // Service.
-func (e *Env) waitClusterManager(ctx context.Context, c client.Client) error {
+func (h *Hub) waitClusterManager(ctx context.Context, c client.Client) error {
 	err := process.Poll(ctx, 3*time.Minute, nil, func(ctx context.Context) (bool, error) {
 		cm := &operatorv1.ClusterManager{}
 		if err := c.Get(ctx, types.NamespacedName{Name: clusterManagerName}, cm); err != nil {
@@ -136,7 +103,7 @@ func (e *Env) waitClusterManager(ctx context.Context, c client.Client) error {
 		if !meta.IsStatusConditionTrue(cm.Status.Conditions, operatorv1.ConditionClusterManagerApplied) {
 			return false, fmt.Errorf("ClusterManager not applied yet")
 		}
-		return e.clusterManagerRolledOut(ctx, c)
+		return h.clusterManagerRolledOut(ctx, c)
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for the cluster-manager operator: %w", err)
@@ -161,7 +128,7 @@ func waitRegistrationWebhook(ctx context.Context, c client.Client) error {
 
 // hubDeploymentsRun tells whether the kubelet runs every Deployment in the
 // hub namespace at its current template.
-func (e *Env) hubDeploymentsRun(ctx context.Context, c client.Client) (bool, error) {
+func (h *Hub) hubDeploymentsRun(ctx context.Context, c client.Client) (bool, error) {
 	list := &appsv1.DeploymentList{}
 	if err := c.List(ctx, list, client.InNamespace(hubNamespace)); err != nil {
 		return false, err
@@ -169,17 +136,16 @@ func (e *Env) hubDeploymentsRun(ctx context.Context, c client.Client) (bool, err
 	if len(list.Items) == 0 {
 		return false, fmt.Errorf("no Deployment in %s yet", hubNamespace)
 	}
-	k := e.kubeletOf(e.Hub)
 	for i := range list.Items {
 		d := &list.Items[i]
-		if p := k.Running(d.Namespace, d.Name); p == nil || !p.Runs(d) {
+		if p := h.Kubelet.Running(d.Namespace, d.Name); p == nil || !p.Runs(d) {
 			return false, fmt.Errorf("deployment %s/%s not running at its current template", d.Namespace, d.Name)
 		}
 	}
 	return true, nil
 }
 
-// SetHubFeatureGates changes the registration feature gates in the
+// SetFeatureGates changes the registration feature gates in the
 // ClusterManager at run time (true: Enable, false: Disable; gates not named
 // keep their mode), as editing the ClusterManager after `clusteradm init`
 // does. The cluster-manager operator derives the registration controller's
@@ -188,9 +154,9 @@ func (e *Env) hubDeploymentsRun(ctx context.Context, c client.Client) (bool, err
 // the change, the hub kubelet runs every hub Deployment at its new
 // template and the restarted registration webhook answers. For example
 // {"ClusterProfile": false} turns OCM's own ClusterProfile mirror off.
-func (e *Env) SetHubFeatureGates(ctx context.Context, gates map[string]bool) error {
+func (h *Hub) SetFeatureGates(ctx context.Context, gates map[string]bool) error {
 	start := time.Now()
-	c, err := operatorClient(e.Hub)
+	c, err := operatorClient(h.ControlPlane)
 	if err != nil {
 		return err
 	}
@@ -211,7 +177,7 @@ func (e *Env) SetHubFeatureGates(ctx context.Context, gates map[string]bool) err
 		return fmt.Errorf("updating ClusterManager: %w", err)
 	}
 	err = process.Poll(ctx, 3*time.Minute, nil, func(ctx context.Context) (bool, error) {
-		return e.clusterManagerRolledOut(ctx, c)
+		return h.clusterManagerRolledOut(ctx, c)
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for the cluster-manager operator to apply %v: %w", gates, err)
@@ -219,7 +185,7 @@ func (e *Env) SetHubFeatureGates(ctx context.Context, gates map[string]bool) err
 	if err := waitRegistrationWebhook(ctx, c); err != nil {
 		return err
 	}
-	e.progressf("hub feature gates %v applied by the operator in %s", gates, process.Since(start))
+	h.Progress("hub feature gates %v applied by the operator in %s", gates, process.Since(start))
 	return nil
 }
 
@@ -227,7 +193,7 @@ func (e *Env) SetHubFeatureGates(ctx context.Context, gates map[string]bool) err
 // ClusterManager's current spec (its Deployments updated in the same sync
 // that records the generation) and the kubelet runs every hub Deployment
 // at its current template.
-func (e *Env) clusterManagerRolledOut(ctx context.Context, c client.Client) (bool, error) {
+func (h *Hub) clusterManagerRolledOut(ctx context.Context, c client.Client) (bool, error) {
 	cm := &operatorv1.ClusterManager{}
 	if err := c.Get(ctx, types.NamespacedName{Name: clusterManagerName}, cm); err != nil {
 		return false, err
@@ -235,5 +201,5 @@ func (e *Env) clusterManagerRolledOut(ctx context.Context, c client.Client) (boo
 	if cm.Status.ObservedGeneration != cm.Generation || meta.IsStatusConditionTrue(cm.Status.Conditions, operatorv1.ConditionProgressing) {
 		return false, fmt.Errorf("ClusterManager generation %d not applied yet", cm.Generation)
 	}
-	return e.hubDeploymentsRun(ctx, c)
+	return h.hubDeploymentsRun(ctx, c)
 }
