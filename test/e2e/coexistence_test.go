@@ -36,6 +36,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
 	"open-cluster-management.io/clusterprofile-bundle/test/docsrun"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/addons"
 )
 
 // upstreamGates are the gates the seed guide turns on: OCM's mirror
@@ -48,8 +49,8 @@ var upstreamGates = []struct {
 	gate       string
 }{
 	{"", coexistence.BuiltInGate},
-	{ocmlocal.ProxyManagerDeployment, "ClusterProfileAccessProvider"},
-	{ocmlocal.MSAManagerDeployment, "ClusterProfileCredSyncer"},
+	{addons.ProxyManagerDeployment, "ClusterProfileAccessProvider"},
+	{addons.MSAManagerDeployment, "ClusterProfileCredSyncer"},
 }
 
 // fleetClusters are the suite's managed clusters.
@@ -148,7 +149,7 @@ func TestUpstreamWritersAndTheBundleHandOverInPlace(t *testing.T) {
 	for _, ns := range namespaces {
 		withoutTheDirectEntry(ctx, g, ns)
 	}
-	for _, twin := range []string{ocmlocal.ProxyManagerDeployment, ocmlocal.MSAManagerDeployment} {
+	for _, twin := range []string{addons.ProxyManagerDeployment, addons.MSAManagerDeployment} {
 		g.Expect(yielding).To(ContainSubstring("deployment/"+twin), "install.md's step 1 lists the Event on each twin")
 	}
 

@@ -10,12 +10,10 @@ import (
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	addonv1beta1 "open-cluster-management.io/api/addon/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/addons"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
@@ -36,51 +34,20 @@ func (e *Env) AddCluster(ctx context.Context, name string) (*ManagedCluster, err
 		return nil, err
 	}
 	e.Clusters = append(e.Clusters, c)
-	var addons []string
+	var enabled []string
 	if e.opts.ManagedServiceAccount {
-		addons = append(addons, msaAddon)
+		enabled = append(enabled, addons.MSA)
 	}
 	if e.opts.ClusterProxy {
-		addons = append(addons, proxyAddon)
+		enabled = append(enabled, addons.ClusterProxy)
 	}
-	for _, addon := range addons {
-		if err := e.EnableAddonOn(ctx, addon, addonInstallNamespace, name); err != nil {
+	for _, addon := range enabled {
+		if err := e.EnableAddonOn(ctx, addon, addons.InstallNamespace, name); err != nil {
 			return nil, err
 		}
 	}
-	e.progressf("%s added (control plane, klusterlet, kubelet, addons %v) in %s", name, addons, process.Since(start))
+	e.progressf("%s added (control plane, klusterlet, kubelet, addons %v) in %s", name, enabled, process.Since(start))
 	return c, nil
-}
-
-// EnableAddonOn creates the addon's ManagedClusterAddOn in one cluster
-// namespace, as `clusteradm addon enable --names <addon> --clusters
-// <cluster>` does. One that exists is kept; one still being deleted is an
-// error, since it would soon be gone.
-func (e *Env) EnableAddonOn(ctx context.Context, addon, installNamespace, cluster string) error {
-	hub, err := e.hubClient()
-	if err != nil {
-		return err
-	}
-	mca := &addonv1beta1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: addon, Namespace: cluster,
-		// v1beta1 has no installNamespace field; the annotation carries it
-		// (the conversion webhook maps v1alpha1's spec.installNamespace to it).
-		Annotations: map[string]string{addonv1beta1.InstallNamespaceAnnotation: installNamespace}}}
-	err = hub.Create(ctx, mca)
-	if apierrors.IsAlreadyExists(err) {
-		// One being deleted would be gone once its finalizers are done.
-		existing := &addonv1beta1.ManagedClusterAddOn{}
-		if err := hub.Get(ctx, client.ObjectKeyFromObject(mca), existing); err != nil {
-			return fmt.Errorf("enabling addon %s on %s: %w", addon, cluster, err)
-		}
-		if existing.DeletionTimestamp != nil {
-			return fmt.Errorf("enabling addon %s on %s: its ManagedClusterAddOn is still being deleted", addon, cluster)
-		}
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("enabling addon %s on %s: %w", addon, cluster, err)
-	}
-	return nil
 }
 
 // ForgetIssuedAddonCSRs deletes the hub's approved and issued CSRs of an

@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/addons"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/images"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/kubelet"
@@ -109,7 +110,7 @@ type Env struct {
 	// Clusters are the managed clusters, in name order.
 	Clusters []*ManagedCluster
 	// Proxy is cluster-proxy's user server, when ClusterProxy is set.
-	Proxy *UserServer
+	Proxy *addons.UserServer
 	// Registry is the local registry, when Options.Registry is set.
 	Registry *registry.Registry
 	// ArgoCDPlugin is the cp-creds the bundle's Argo CD cluster Secrets
@@ -135,7 +136,7 @@ type Env struct {
 	publishedPorts []int
 	// proxyPorts: cluster-proxy's proxy-server (clients, agents) and user
 	// server on the host.
-	proxyPorts []int
+	proxyPorts addons.ProxyPorts
 	stopOnce   sync.Once
 	// sandboxes start the kubelets' pod sandboxes.
 	sandboxes *sandbox.Runner
@@ -144,14 +145,6 @@ type Env struct {
 // ManagedCluster is a managed cluster's control plane and its klusterlet.
 type ManagedCluster struct {
 	*ControlPlane
-}
-
-// UserServer is cluster-proxy's user server: a request to
-// URL/<cluster>/api/... reaches that cluster's API server, with the bearer
-// token forwarded.
-type UserServer struct {
-	URL    string
-	CAData []byte
 }
 
 // ErrBinariesMissing is returned (wrapped) when the programs are not built.

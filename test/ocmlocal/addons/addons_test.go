@@ -1,6 +1,6 @@
 //go:build linux
 
-package ocmlocal
+package addons
 
 import (
 	"testing"

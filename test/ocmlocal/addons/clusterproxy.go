@@ -1,6 +1,6 @@
 //go:build linux
 
-package ocmlocal
+package addons
 
 import (
 	"context"
@@ -20,11 +20,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/kubelet"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/process"
 )
 
 const (
-	proxyAddon = "cluster-proxy"
+	// ClusterProxy is cluster-proxy's addon name.
+	ClusterProxy = "cluster-proxy"
 	// proxyImage is the image cluster-proxy v0.10.0's chart uses for its
 	// manager, controllers, user server, proxy-server and agents.
 	proxyImage = "quay.io/open-cluster-management/cluster-proxy:v0.10.0"
@@ -37,7 +39,20 @@ const (
 	userServerService = "cluster-proxy-addon-user"
 )
 
-// startClusterProxy installs cluster-proxy as its chart does with the user
+// UserServer is cluster-proxy's user server: a request to
+// URL/<cluster>/api/... reaches that cluster's API server, with the bearer
+// token forwarded.
+type UserServer struct {
+	URL    string
+	CAData []byte
+}
+
+// ProxyPorts are the host ports of cluster-proxy's proxy-server (for the
+// user server, for agents) and of its user server. Every pod reaches the
+// first two (the environment publishes them before any pod starts).
+type ProxyPorts struct{ Server, Agent, User int }
+
+// StartClusterProxy installs cluster-proxy as its chart does with the user
 // server enabled: the ManagedProxyConfiguration, the ClusterManagementAddOn,
 // and the manager and user-server Deployments, which the hub kubelet runs.
 // The manager then deploys the ANP proxy-server (also run by the hub
@@ -49,42 +64,41 @@ const (
 // port instead of proxy-entrypoint.<ns>.svc:8090; the user server is
 // reached at https://127.0.0.1:<port> instead of the cluster-proxy-addon-user
 // Service (its certificate is valid for 127.0.0.1).
-func (e *Env) startClusterProxy(ctx context.Context) error {
+func (a *Addons) StartClusterProxy(ctx context.Context, ports ProxyPorts) (*UserServer, error) {
 	start := time.Now()
-	serverHostPort, agentHostPort, userHostPort := e.proxyPorts[0], e.proxyPorts[1], e.proxyPorts[2]
-	hubKubelet := e.kubeletOf(e.Hub)
-	hubKubelet.ExposePort(addonHubNamespace, proxyAddon, proxyServerPort, serverHostPort)
-	hubKubelet.ExposePort(addonHubNamespace, proxyAddon, proxyAgentPort, agentHostPort)
-	hubKubelet.ExposePort(addonHubNamespace, userServerService, userServerPort, userHostPort)
-	hub, err := e.hubClient()
+	a.HubKubelet.ExposePort(hubNamespace, ClusterProxy, proxyServerPort, ports.Server)
+	a.HubKubelet.ExposePort(hubNamespace, ClusterProxy, proxyAgentPort, ports.Agent)
+	a.HubKubelet.ExposePort(hubNamespace, userServerService, userServerPort, ports.User)
+	hub, err := a.hubClient()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	objects := []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: addonHubNamespace}},
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: proxyAddon, Namespace: addonHubNamespace}},
-		clusterAdminBinding("ocmlocal:"+proxyAddon, proxyAddon),
-		managedProxyConfiguration(agentHostPort),
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hubNamespace}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: ClusterProxy, Namespace: hubNamespace}},
+		clusterAdminBinding("ocmlocal:"+ClusterProxy, ClusterProxy),
+		managedProxyConfiguration(ports.Agent),
 		proxyClusterManagementAddOn(),
 		proxyManagerDeployment(),
-		proxyUserServerDeployment(serverHostPort),
+		proxyUserServerDeployment(ports.Server),
 	}
 	for _, obj := range objects {
 		if err := client.IgnoreAlreadyExists(hub.Create(ctx, obj)); err != nil {
-			return fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
+			return nil, fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
 		}
 	}
-	if err := e.EnableAddon(ctx, proxyAddon, addonInstallNamespace); err != nil {
-		return err
+	if err := a.EnableAddon(ctx, ClusterProxy, InstallNamespace); err != nil {
+		return nil, err
 	}
-	if err := e.waitUserServer(ctx, hub, userHostPort); err != nil {
-		return err
+	proxy, err := waitUserServer(ctx, hub, ports.User)
+	if err != nil {
+		return nil, err
 	}
-	if err := e.waitAddonsAvailable(ctx, proxyAddon); err != nil {
-		return err
+	if err := a.WaitAvailable(ctx, ClusterProxy); err != nil {
+		return nil, err
 	}
-	e.progressf("cluster-proxy available on %d clusters, user server at %s, in %s", len(e.Clusters), e.Proxy.URL, process.Since(start))
-	return nil
+	a.Progress("cluster-proxy available on %d clusters, user server at %s, in %s", len(a.Clusters), proxy.URL, process.Since(start))
+	return proxy, nil
 }
 
 // ReachUserServer lets the pod of a hub Deployment reach cluster-proxy's
@@ -92,42 +106,27 @@ func (e *Env) startClusterProxy(ctx context.Context) error {
 // (this harness's address, or the name of its Service, as cluster-proxy's
 // own writer publishes it), as any pod reaches a Service. Call it before
 // the pod starts.
-func (e *Env) ReachUserServer(namespace, deployment string) {
-	hubKubelet := e.kubeletOf(e.Hub)
-	hubKubelet.ReachPort(namespace, deployment, e.proxyPorts[2])
-	hubKubelet.ReachService(namespace, deployment, userServerService, addonHubNamespace, userServerPort, e.proxyPorts[2])
-}
-
-// reserveProxyPorts picks the host ports of the proxy-server (for the user
-// server, for agents) and of the user server, and publishes the first two
-// to every pod.
-func (e *Env) reserveProxyPorts() error {
-	ports, err := process.FreePorts(3)
-	if err != nil {
-		return err
-	}
-	e.proxyPorts = ports
-	e.publishedPorts = append(e.publishedPorts, ports[0], ports[1])
-	return nil
+func ReachUserServer(hubKubelet *kubelet.Kubelet, namespace, deployment string, userHostPort int) {
+	hubKubelet.ReachPort(namespace, deployment, userHostPort)
+	hubKubelet.ReachService(namespace, deployment, userServerService, hubNamespace, userServerPort, userHostPort)
 }
 
 // waitUserServer waits for the user server's certificate (which the manager
 // issues into Secret cluster-proxy-user-serving-cert, signed by the
 // cluster-proxy signer whose certificate Secret proxy-server-ca holds) and
 // for the server to answer with it.
-func (e *Env) waitUserServer(ctx context.Context, hub client.Client, port int) error {
+func waitUserServer(ctx context.Context, hub client.Client, port int) (*UserServer, error) {
 	signer := &corev1.Secret{}
 	err := process.Poll(ctx, 3*time.Minute, nil, func(ctx context.Context) (bool, error) {
-		if err := hub.Get(ctx, types.NamespacedName{Namespace: addonHubNamespace, Name: "proxy-server-ca"}, signer); err != nil {
+		if err := hub.Get(ctx, types.NamespacedName{Namespace: hubNamespace, Name: "proxy-server-ca"}, signer); err != nil {
 			return false, err
 		}
 		return tlsReachable(process.HostPort(port), signer.Data["ca.crt"])
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for cluster-proxy's user server: %w", err)
+		return nil, fmt.Errorf("waiting for cluster-proxy's user server: %w", err)
 	}
-	e.Proxy = &UserServer{URL: "https://" + process.HostPort(port), CAData: signer.Data["ca.crt"]}
-	return nil
+	return &UserServer{URL: "https://" + process.HostPort(port), CAData: signer.Data["ca.crt"]}, nil
 }
 
 // clusterAdminBinding gives an addon chart's service account (in
@@ -137,7 +136,7 @@ func clusterAdminBinding(name, serviceAccount string) *rbacv1.ClusterRoleBinding
 	return &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: serviceAccount, Namespace: addonHubNamespace}},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: serviceAccount, Namespace: hubNamespace}},
 	}
 }
 
@@ -145,11 +144,11 @@ func managedProxyConfiguration(agentHostPort int) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "proxy.open-cluster-management.io/v1alpha1",
 		"kind":       "ManagedProxyConfiguration",
-		"metadata":   map[string]any{"name": proxyAddon},
+		"metadata":   map[string]any{"name": ClusterProxy},
 		"spec": map[string]any{
 			"authentication": map[string]any{"dump": map[string]any{"secrets": map[string]any{}}, "signer": map[string]any{"type": "SelfSigned"}},
 			"proxyServer": map[string]any{
-				"image": proxyImage, "replicas": int64(1), "namespace": addonHubNamespace,
+				"image": proxyImage, "replicas": int64(1), "namespace": hubNamespace,
 				"entrypoint": map[string]any{
 					"type": "Hostname", "hostname": map[string]any{"value": "127.0.0.1"}, "port": int64(agentHostPort),
 				},
@@ -167,12 +166,12 @@ func proxyClusterManagementAddOn() *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "addon.open-cluster-management.io/v1alpha1",
 		"kind":       "ClusterManagementAddOn",
-		"metadata": map[string]any{"name": proxyAddon,
+		"metadata": map[string]any{"name": ClusterProxy,
 			"annotations": map[string]any{"addon.open-cluster-management.io/lifecycle": "addon-manager"}},
 		"spec": map[string]any{
-			"addOnMeta": map[string]any{"displayName": proxyAddon, "description": proxyAddon},
+			"addOnMeta": map[string]any{"displayName": ClusterProxy, "description": ClusterProxy},
 			"supportedConfigs": []any{
-				map[string]any{"group": "proxy.open-cluster-management.io", "resource": "managedproxyconfigurations", "defaultConfig": map[string]any{"name": proxyAddon}},
+				map[string]any{"group": "proxy.open-cluster-management.io", "resource": "managedproxyconfigurations", "defaultConfig": map[string]any{"name": ClusterProxy}},
 				map[string]any{"group": "addon.open-cluster-management.io", "resource": "addondeploymentconfigs"},
 			},
 			"installStrategy": map[string]any{"type": "Manual"},
@@ -188,13 +187,13 @@ const ProxyManagerDeployment = "cluster-proxy-addon-manager"
 // proxyManagerDeployment is the chart's manager Deployment, with the
 // service proxy enabled (the user server reaches clusters through it).
 func proxyManagerDeployment() *appsv1.Deployment {
-	return addonHubDeployment(proxyAddon, ProxyManagerDeployment, corev1.Container{
+	return addonHubDeployment(ClusterProxy, ProxyManagerDeployment, corev1.Container{
 		Name: "manager", Image: proxyImage, Command: []string{"/manager"},
 		Args: []string{
 			"--leader-elect=false",
-			"--signer-secret-namespace=" + addonHubNamespace,
+			"--signer-secret-namespace=" + hubNamespace,
 			"--enable-kube-api-proxy=true", "--enable-service-proxy=true",
-			"--agent-install-namespace=" + addonInstallNamespace,
+			"--agent-install-namespace=" + InstallNamespace,
 		},
 	})
 }
@@ -203,11 +202,11 @@ func proxyManagerDeployment() *appsv1.Deployment {
 // Deployment (controllers and user server), with the proxy-server's address
 // rewritten as said on startClusterProxy.
 func proxyUserServerDeployment(serverHostPort int) *appsv1.Deployment {
-	d := addonHubDeployment(proxyAddon, userServerService,
+	d := addonHubDeployment(ClusterProxy, userServerService,
 		corev1.Container{
 			Name: "controllers", Image: proxyImage, Command: []string{"/cluster-proxy"},
-			Args: []string{"controllers", "--certificates-namespace=" + addonHubNamespace,
-				"--signer-secret-namespace=" + addonHubNamespace, "--agent-image=" + proxyImage},
+			Args: []string{"controllers", "--certificates-namespace=" + hubNamespace,
+				"--signer-secret-namespace=" + hubNamespace, "--agent-image=" + proxyImage},
 		},
 		corev1.Container{
 			Name: "user-server", Image: proxyImage, Command: []string{"/cluster-proxy"},
@@ -215,7 +214,7 @@ func proxyUserServerDeployment(serverHostPort int) *appsv1.Deployment {
 				"--host=127.0.0.1", fmt.Sprintf("--port=%d", serverHostPort),
 				"--proxy-ca-cert=/proxy-ca/ca.crt", "--proxy-cert=/proxy-client-tls/tls.crt", "--proxy-key=/proxy-client-tls/tls.key",
 				fmt.Sprintf("--server-port=%d", userServerPort), "--server-key=/user-tls/tls.key", "--server-cert=/user-tls/tls.crt",
-				"--service-proxy-ca-cert=/proxy-ca/ca.crt", "--agent-install-namespace=" + addonInstallNamespace,
+				"--service-proxy-ca-cert=/proxy-ca/ca.crt", "--agent-install-namespace=" + InstallNamespace,
 			},
 			VolumeMounts: []corev1.VolumeMount{
 				{Name: "user-tls-vol", MountPath: "/user-tls", ReadOnly: true},
@@ -241,11 +240,11 @@ func secretVolume(name, secret string) corev1.Volume {
 // ClusterProfile writer publishes): there is no cluster DNS or kube-proxy
 // here, so those names go to the user server's host port. Other addresses
 // are dialled as they are.
-func (e *Env) DialServices(ctx context.Context, network, address string) (net.Conn, error) {
+func (u *UserServer) DialServices(ctx context.Context, network, address string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(address)
-	if err == nil && e.Proxy != nil && port == strconv.Itoa(userServerPort) &&
-		strings.HasPrefix(host, userServerService+"."+addonHubNamespace) {
-		address = strings.TrimPrefix(e.Proxy.URL, "https://")
+	if err == nil && u != nil && port == strconv.Itoa(userServerPort) &&
+		strings.HasPrefix(host, userServerService+"."+hubNamespace) {
+		address = strings.TrimPrefix(u.URL, "https://")
 	}
 	var d net.Dialer
 	return d.DialContext(ctx, network, address)

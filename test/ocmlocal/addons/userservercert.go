@@ -1,6 +1,6 @@
 //go:build linux
 
-package ocmlocal
+package addons
 
 import (
 	"bytes"
@@ -26,15 +26,15 @@ import (
 // of its ManagedProxyConfiguration, which the harness annotates), then
 // restart the user server as `kubectl rollout restart` does. It returns once
 // the server presents the new certificate, with the new tls.crt.
-func (e *Env) RotateUserServerCertificate(ctx context.Context) ([]byte, error) {
-	if e.Proxy == nil {
+func (a *Addons) RotateUserServerCertificate(ctx context.Context) ([]byte, error) {
+	if a.Proxy == nil {
 		return nil, fmt.Errorf("cluster-proxy is not running")
 	}
-	hub, err := e.hubClient()
+	hub, err := a.hubClient()
 	if err != nil {
 		return nil, err
 	}
-	key := types.NamespacedName{Namespace: addonHubNamespace, Name: "cluster-proxy-user-serving-cert"}
+	key := types.NamespacedName{Namespace: hubNamespace, Name: "cluster-proxy-user-serving-cert"}
 	old := &corev1.Secret{}
 	if err := hub.Get(ctx, key, old); err != nil {
 		return nil, err
@@ -56,18 +56,18 @@ func (e *Env) RotateUserServerCertificate(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("waiting for a new user server certificate: %w", err)
 	}
-	if err := e.restartUserServer(ctx, hub, now, fresh.Data["tls.crt"]); err != nil {
+	if err := a.restartUserServer(ctx, hub, now, fresh.Data["tls.crt"]); err != nil {
 		return nil, err
 	}
-	e.progressf("cluster-proxy user server certificate rotated")
+	a.Progress("cluster-proxy user server certificate rotated")
 	return fresh.Data["tls.crt"], nil
 }
 
 // restartUserServer annotates the user server's pod template, which the hub
 // kubelet answers with a new pod, and waits until it serves certPEM.
-func (e *Env) restartUserServer(ctx context.Context, hub client.Client, now string, certPEM []byte) error {
+func (a *Addons) restartUserServer(ctx context.Context, hub client.Client, now string, certPEM []byte) error {
 	d := &appsv1.Deployment{}
-	if err := hub.Get(ctx, types.NamespacedName{Namespace: addonHubNamespace, Name: userServerService}, d); err != nil {
+	if err := hub.Get(ctx, types.NamespacedName{Namespace: hubNamespace, Name: userServerService}, d); err != nil {
 		return err
 	}
 	patch := client.MergeFrom(d.DeepCopy())
@@ -78,7 +78,7 @@ func (e *Env) restartUserServer(ctx context.Context, hub client.Client, now stri
 	if err := hub.Patch(ctx, d, patch); err != nil {
 		return fmt.Errorf("restarting the user server: %w", err)
 	}
-	addr := e.Proxy.URL[len("https://"):]
+	addr := a.Proxy.URL[len("https://"):]
 	err := process.Poll(ctx, 2*time.Minute, nil, func(context.Context) (bool, error) {
 		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only reads the presented certificate
 		if err != nil {
