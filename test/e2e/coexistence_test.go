@@ -36,6 +36,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
 	"open-cluster-management.io/clusterprofile-bundle/test/docsrun"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/kueue"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/addons"
 )
 
@@ -281,7 +282,7 @@ func multiKueueWorkers(ctx context.Context, t *testing.T, g Gomega) []string {
 	var names []string
 	for _, cluster := range fleetClusters {
 		g.Expect(allowMultiKueueWorker(ctx, t, cluster)).To(Succeed())
-		mkc := ocmlocal.NewMultiKueueCluster("handover-"+cluster, cluster)
+		mkc := kueue.NewMultiKueueCluster("handover-"+cluster, cluster)
 		g.Expect(hub.Create(ctx, mkc)).To(Succeed())
 		t.Cleanup(func() { _ = client.IgnoreNotFound(hub.Delete(context.Background(), mkc)) })
 		names = append(names, mkc.GetName())
@@ -302,7 +303,7 @@ func multiKueueWorkers(ctx context.Context, t *testing.T, g Gomega) []string {
 func (w *fleetWatch) followMultiKueue(t *testing.T, names []string) {
 	t.Helper()
 	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(ocmlocal.MultiKueueClusterGVK.GroupVersion().WithKind(ocmlocal.MultiKueueClusterGVK.Kind + "List"))
+	list.SetGroupVersionKind(kueue.MultiKueueClusterGVK.GroupVersion().WithKind(kueue.MultiKueueClusterGVK.Kind + "List"))
 	w.follow(t, "", list, func(obj runtime.Object) (string, []metav1.ManagedFieldsEntry, string) {
 		u := obj.(*unstructured.Unstructured)
 		if !slices.Contains(names, u.GetName()) {

@@ -22,7 +22,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
-	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/kueue"
 )
 
 // churnClaim is the fact this test moves: a ClusterClaim on cluster1, which
@@ -60,7 +60,7 @@ func TestMultiKueueReconnectsOnlyWhenAFactIsPublished(t *testing.T) {
 		_ = claims.Delete(context.Background(), claim)
 		g.Expect(env.UpgradeBundle(context.Background(), releaseName, releaseNamespace, nil)).To(Succeed())
 	})
-	mkc := ocmlocal.NewMultiKueueCluster(cluster, cluster)
+	mkc := kueue.NewMultiKueueCluster(cluster, cluster)
 	g.Expect(hub.Create(ctx, mkc)).To(Succeed())
 	t.Cleanup(func() { _ = client.IgnoreNotFound(hub.Delete(context.Background(), mkc)) })
 

@@ -27,6 +27,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/credsync"
 	"open-cluster-management.io/clusterprofile-bundle/test/docsrun"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/kueue"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/ocm"
 )
 
@@ -46,9 +47,9 @@ import (
 // files in name order), which needs Kueue's first release.
 func TestTheMultiKueueRecipeAdmitsOnAWorkerWithEachKueue(t *testing.T) {
 	ctx, g := begin(t)
-	kueue := &appsv1.Deployment{}
-	g.Expect(hub.Get(ctx, key(ocmlocal.KueueNamespace, ocmlocal.KueueDeployment), kueue)).To(Succeed())
-	g.Expect(kueue.Spec.Template.Spec.InitContainers).To(ContainElement(And(
+	manager := &appsv1.Deployment{}
+	g.Expect(hub.Get(ctx, key(kueue.Namespace, kueue.Deployment), manager)).To(Succeed())
+	g.Expect(manager.Spec.Template.Spec.InitContainers).To(ContainElement(And(
 		HaveField("Image", env.Registry.BundleReference()),
 		HaveField("Command", []string{"cp", "/cp-creds", "/plugins/cp-creds"}))), "Kueue copies cp-creds from the bundle's image")
 
@@ -77,7 +78,7 @@ func TestTheMultiKueueRecipeAdmitsOnAWorkerWithEachKueue(t *testing.T) {
 	// The one edit: the image of the patch, as the recipe says for a mirror.
 	patch := mirroredRecipePatch(t)
 	shell.run(t, docsrun.MultiKueueConfigure, strings.NewReplacer(
-		"docs/examples/multikueue/"+ocmlocal.KueueRecipePatchFile, patch))
+		"docs/examples/multikueue/"+kueue.RecipePatchFile, patch))
 	deleteAtCleanup(t, hub, recipeObjects(t, "multikueue.yaml"))
 	shell.run(t, docsrun.MultiKueueObjects, nil)
 	multiKueueActive(ctx, g)
@@ -87,8 +88,8 @@ func TestTheMultiKueueRecipeAdmitsOnAWorkerWithEachKueue(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	// The recipe's edit for Kueue 0.19 and later: its configuration file.
 	shell.run(t, docsrun.MultiKueueConfigure, strings.NewReplacer(
-		"docs/examples/multikueue/"+ocmlocal.KueueRecipePatchFile, patch,
-		"docs/examples/multikueue/"+ocmlocal.KueueRecipeConfigFile, "docs/examples/multikueue/"+ocmlocal.KueueRecipeConfigV019File))
+		"docs/examples/multikueue/"+kueue.RecipePatchFile, patch,
+		"docs/examples/multikueue/"+kueue.RecipeConfigFile, "docs/examples/multikueue/"+kueue.RecipeConfigV019File))
 	multiKueueActive(ctx, g)
 	t.Run(version, func(t *testing.T) { jobAdmittedOnAWorker(ctx, t, shell, workers) })
 }
@@ -149,7 +150,7 @@ func multiKueueActive(ctx context.Context, g Gomega) {
 		check := &unstructured.Unstructured{}
 		check.SetGroupVersionKind(kueueGVK("AdmissionCheck"))
 		g.Expect(hub.Get(ctx, client.ObjectKey{Name: "multikueue"}, check)).To(Succeed())
-		active, err := ocmlocal.StatusCondition(check, "Active")
+		active, err := kueue.StatusCondition(check, "Active")
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(active).NotTo(BeNil(), "the admission check has no Active condition")
 		g.Expect(active.Status).To(Equal(metav1.ConditionTrue), "the admission check")
@@ -211,19 +212,19 @@ func recipeWorkloads(ctx context.Context, c client.Client) ([]unstructured.Unstr
 
 // admitted tells whether a Workload's Admitted condition is True.
 func admitted(workload unstructured.Unstructured) bool {
-	return ocmlocal.ConditionTrue(&workload, "Admitted")
+	return kueue.ConditionTrue(&workload, "Admitted")
 }
 
 // mirroredRecipePatch writes the recipe's patch with the bundle's image in
-// the local registry (ocmlocal's MirroredKueueRecipePatch, which the
-// harness applies too) and returns its path.
+// the local registry (the harness's kueue.MirroredRecipePatch, which it
+// applies too) and returns its path.
 func mirroredRecipePatch(t *testing.T) string {
 	t.Helper()
-	mirrored, err := env.MirroredKueueRecipePatch()
+	mirrored, err := kueue.MirroredRecipePatch(env.Registry.BundleRepository)
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), ocmlocal.KueueRecipePatchFile)
+	path := filepath.Join(t.TempDir(), kueue.RecipePatchFile)
 	if err := os.WriteFile(path, mirrored, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +234,7 @@ func mirroredRecipePatch(t *testing.T) string {
 // recipeObjects are the objects of a file of the docs' MultiKueue recipe.
 func recipeObjects(t *testing.T, file string) []*unstructured.Unstructured {
 	t.Helper()
-	objects, err := ocm.ObjectsOfFile(ocmlocal.KueueRecipeFile(file))
+	objects, err := ocm.ObjectsOfFile(kueue.RecipeFile(file))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 
 // addons installs and enables the addons on the hub, for the clusters
 // that run now.
-func (e *Env) addons() *addons.Addons {
+func (e *Env) addonSetup() *addons.Addons {
 	a := &addons.Addons{Hub: e.Hub, HubKubelet: e.kubeletOf(e.Hub), Proxy: e.Proxy, Progress: e.progressf}
 	for _, c := range e.Clusters {
 		a.Clusters = append(a.Clusters, c.Name)
@@ -27,7 +27,7 @@ func (e *Env) addons() *addons.Addons {
 // come up side by side: most of their start-up is waiting for the addon
 // lease to be seen.
 func (e *Env) startAddons(ctx context.Context) error {
-	a := e.addons()
+	a := e.addonSetup()
 	var proxy *addons.UserServer
 	g, gctx := errgroup.WithContext(ctx)
 	if e.opts.ClusterProxy {
@@ -83,13 +83,13 @@ func (e *Env) DialServices(ctx context.Context, network, address string) (net.Co
 // server as `kubectl rollout restart` does. It returns once the server
 // presents the new certificate, with the new tls.crt.
 func (e *Env) RotateUserServerCertificate(ctx context.Context) ([]byte, error) {
-	return e.addons().RotateUserServerCertificate(ctx)
+	return e.addonSetup().RotateUserServerCertificate(ctx)
 }
 
 // EnableAddon creates the addon's ManagedClusterAddOn in every cluster
 // namespace, as `clusteradm addon enable --names <addon>` does.
 func (e *Env) EnableAddon(ctx context.Context, addon, installNamespace string) error {
-	return e.addons().EnableAddon(ctx, addon, installNamespace)
+	return e.addonSetup().EnableAddon(ctx, addon, installNamespace)
 }
 
 // EnableAddonOn creates the addon's ManagedClusterAddOn in one cluster
@@ -97,12 +97,12 @@ func (e *Env) EnableAddon(ctx context.Context, addon, installNamespace string) e
 // <cluster>` does. One that exists is kept; one still being deleted is an
 // error, since it would soon be gone.
 func (e *Env) EnableAddonOn(ctx context.Context, addon, installNamespace, cluster string) error {
-	return e.addons().EnableAddonOn(ctx, addon, installNamespace, cluster)
+	return e.addonSetup().EnableAddonOn(ctx, addon, installNamespace, cluster)
 }
 
 // WaitAddonAvailable waits until the addon is Available on every cluster.
 func (e *Env) WaitAddonAvailable(ctx context.Context, addon string) error {
-	return e.addons().WaitAvailable(ctx, addon)
+	return e.addonSetup().WaitAvailable(ctx, addon)
 }
 
 // SetAddonManagerFeatureGates sets an addon manager Deployment's
@@ -113,5 +113,5 @@ func (e *Env) WaitAddonAvailable(ctx context.Context, addon string) error {
 // empty map removes the flag. It returns once the hub kubelet runs the new
 // template.
 func (e *Env) SetAddonManagerFeatureGates(ctx context.Context, deployment string, gates map[string]bool) error {
-	return e.addons().SetManagerFeatureGates(ctx, deployment, gates)
+	return e.addonSetup().SetManagerFeatureGates(ctx, deployment, gates)
 }

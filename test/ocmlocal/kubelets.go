@@ -9,6 +9,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/binaries"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/kubelet"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/kueue"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/sandbox"
 )
 
@@ -98,8 +99,8 @@ func (e *Env) defaultImages() []ImageBinary {
 		{Command: "/agent", ImageContains: "cluster-proxy", Path: e.bins.Path("cluster-proxy-addon-agent")},
 		{Command: "/cluster-proxy", Path: e.bins.Path("cluster-proxy")},
 		{Command: "/manager", ImageContains: "cluster-proxy", Path: e.bins.Path("cluster-proxy-manager")},
-		{Command: "/manager", ImageContains: kueueImageOf(e.bins.Kueue), Path: e.bins.Path("kueue")},
-		{Command: "/manager", ImageContains: kueueImageOf(e.bins.KueueUpgrade), Path: e.bins.Path(binaries.KueueUpgrade)},
+		{Command: "/manager", ImageContains: kueue.ImageOf(e.bins.Kueue), Path: e.bins.Path("kueue")},
+		{Command: "/manager", ImageContains: kueue.ImageOf(e.bins.KueueUpgrade), Path: e.bins.Path(binaries.KueueUpgrade)},
 		AgentImage(),
 		ManagerImage(),
 	}
