@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
-	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/argocdcheck"
 )
 
 // argoCDApp is what the demo's Application deploys: a namespace and a
@@ -42,14 +42,14 @@ data:
 func (d *demo) argoCD(ctx context.Context) error {
 	step("Argo CD's own code (v3.6.1) as Argo CD's service account in %s: its clusters, and one sync", argocdNS)
 	argo, err := d.env.PrepareArgoCD(ctx)
-	if errors.Is(err, ocmlocal.ErrNoArgoCDCheck) {
+	if errors.Is(err, argocdcheck.ErrNotBuilt) {
 		fmt.Printf("    skipped: %v\n", err)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	var clusters ocmlocal.ArgoCDClusters
+	var clusters argocdcheck.Clusters
 	err = d.waitFor(ctx, "Argo CD reached every cluster through its cluster Secret", func(ctx context.Context) (bool, error) {
 		if _, err := argo.Run(ctx, &clusters, "clusters"); err != nil {
 			return false, err
@@ -67,7 +67,7 @@ func (d *demo) argoCD(ctx context.Context) error {
 
 // argoCDSync syncs argoCDApp to the cluster and shows what cluster's admin
 // then sees.
-func (d *demo) argoCDSync(ctx context.Context, argo *ocmlocal.ArgoCD, cluster string) error {
+func (d *demo) argoCDSync(ctx context.Context, argo *argocdcheck.ArgoCD, cluster string) error {
 	dir := filepath.Join(d.env.WorkDir, "argocd-app")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -75,7 +75,7 @@ func (d *demo) argoCDSync(ctx context.Context, argo *ocmlocal.ArgoCD, cluster st
 	if err := os.WriteFile(filepath.Join(dir, "app.yaml"), []byte(argoCDApp), 0o644); err != nil {
 		return err
 	}
-	var synced ocmlocal.ArgoCDSync
+	var synced argocdcheck.Sync
 	if _, err := argo.Run(ctx, &synced, "sync", "--cluster", cluster, "--app", "demo-argocd", "--manifests", dir); err != nil {
 		return err
 	}

@@ -27,10 +27,11 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/argocd"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/argocdcheck"
 )
 
 // argoCDNS is Argo CD's namespace; the default set is bound there.
-const argoCDNS = ocmlocal.ArgoCDNamespace
+const argoCDNS = argocdcheck.Namespace
 
 // TestArgoCDDeploysToEveryClusterThroughTheProfiles sets Argo CD up as
 // docs/consumers.md says (its files under docs/examples/argocd) and runs
@@ -70,12 +71,12 @@ func TestArgoCDDeploysToEveryClusterThroughTheProfiles(t *testing.T) {
 
 // everyCluster is Argo CD reaching each cluster as the argocd
 // ManagedServiceAccount.
-var everyCluster = map[string]string{"cluster1": ocmlocal.ArgoCDUser, "cluster2": ocmlocal.ArgoCDUser}
+var everyCluster = map[string]string{"cluster1": argocdcheck.User, "cluster2": argocdcheck.User}
 
 // argoCD runs Argo CD's code (bin/argocd-check) as Argo CD's service
 // account, failing the test if it cannot.
 type argoCD struct {
-	*ocmlocal.ArgoCD
+	*argocdcheck.ArgoCD
 	t *testing.T
 	g Gomega
 	// stderr is the last run's, with the exec plugins' own.
@@ -93,8 +94,8 @@ func (a *argoCD) run(out any, args ...string) {
 
 // clusters are Argo CD's clusters, each with who its API server says Argo
 // CD is, through the cluster's REST config.
-func (a *argoCD) clusters() ocmlocal.ArgoCDClusters {
-	var out ocmlocal.ArgoCDClusters
+func (a *argoCD) clusters() argocdcheck.Clusters {
+	var out argocdcheck.Clusters
 	a.run(&out, "clusters")
 	return out
 }
@@ -107,7 +108,7 @@ func (a *argoCD) syncAndPrune(ctx context.Context) {
 	manifests := filepath.Join(a.t.TempDir(), "app")
 	g.Expect(os.MkdirAll(manifests, 0o755)).To(Succeed())
 	g.Expect(os.WriteFile(filepath.Join(manifests, "app.yaml"), []byte(argoCDApp), 0o644)).To(Succeed())
-	var synced ocmlocal.ArgoCDSync
+	var synced argocdcheck.Sync
 	a.run(&synced, "sync", "--cluster", "cluster1", "--app", "e2e-argocd", "--manifests", manifests)
 	g.Expect(synced.CacheSynced).To(BeTrue(), "gitops-engine's cache of cluster1: %+v", synced)
 	g.Expect(synced.Phase).To(Equal("Succeeded"), "%+v", synced)
@@ -159,7 +160,7 @@ func (a *argoCD) refusesForgedServer(ctx context.Context) {
 	g := a.g
 	forgedProfile := forgeProfile(ctx, g, "cluster1", "cluster9")
 	forged := forgedClusterSecret(ctx, g)
-	var clusters ocmlocal.ArgoCDClusters
+	var clusters argocdcheck.Clusters
 	g.Eventually(func() string {
 		clusters = a.clusters()
 		return clusters.Named(forged).Error
@@ -167,7 +168,7 @@ func (a *argoCD) refusesForgedServer(ctx context.Context) {
 	g.Expect(a.stderr).To(ContainSubstring(fmt.Sprintf("refusing to send the token of cluster %q to %s", "cluster1", env.Clusters[1].URL)),
 		"cp-creds refuses a server the hub did not publish")
 	g.Expect(clusters.Reached()).To(Equal(everyCluster), "the forged Secret changes no other cluster")
-	g.Expect(clusters.Named(forgedProfile)).To(Equal(ocmlocal.ArgoCDCluster{}), "a forged profile is no Argo CD cluster")
+	g.Expect(clusters.Named(forgedProfile)).To(Equal(argocdcheck.Cluster{}), "a forged profile is no Argo CD cluster")
 	g.Expect(apierrors.IsNotFound(hub.Get(ctx, key(argoCDNS, argocd.SecretName(forgedProfile)), &corev1.Secret{}))).
 		To(BeTrue(), "no cluster Secret for a forged profile")
 	g.Expect(hub.Delete(ctx, &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Namespace: argoCDNS, Name: forgedProfile}})).To(Succeed())
@@ -236,10 +237,10 @@ data:
 // labelled for the docs' Placement and the Placement; then it waits for
 // the bundle's cluster Secrets and token copies. Without bin/argocd-check
 // the test skips, or fails in CI, which builds it.
-func setUpArgoCD(ctx context.Context, t *testing.T, g Gomega) *ocmlocal.ArgoCD {
+func setUpArgoCD(ctx context.Context, t *testing.T, g Gomega) *argocdcheck.ArgoCD {
 	t.Helper()
 	argo, err := env.PrepareArgoCD(ctx)
-	if errors.Is(err, ocmlocal.ErrNoArgoCDCheck) && os.Getenv("CI") == "" {
+	if errors.Is(err, argocdcheck.ErrNotBuilt) && os.Getenv("CI") == "" {
 		t.Skip(err)
 	}
 	g.Expect(err).NotTo(HaveOccurred())
@@ -248,7 +249,7 @@ func setUpArgoCD(ctx context.Context, t *testing.T, g Gomega) *ocmlocal.ArgoCD {
 	g.Expect(hub.Get(ctx, key("", "cluster1"), mc)).To(Succeed())
 	mc.Labels["gitops"] = "enabled"
 	g.Expect(hub.Update(ctx, mc)).To(Succeed())
-	placement, err := ocmlocal.ArgoCDExample("placement.yaml")
+	placement, err := argocdcheck.Example("placement.yaml")
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, u := range placement {
 		g.Expect(client.IgnoreAlreadyExists(hub.Create(ctx, u))).To(Succeed())

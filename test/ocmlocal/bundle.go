@@ -13,6 +13,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/internal/chartrender"
 	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/argocdcheck"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/registry"
 )
 
@@ -113,7 +114,7 @@ func (e *Env) bundleValues(current bool, overrides map[string]any) (map[string]a
 	}
 	if e.opts.ArgoCD && current {
 		values["featureGates"].(map[string]any)["clusterProfileArgoCD"] = true
-		values["argocd"] = e.argoCDValues()
+		values["argocd"] = argocdcheck.Values(e.ArgoCDPlugin)
 	}
 	for key, override := range overrides {
 		if base, ok := values[key].(map[string]any); ok {

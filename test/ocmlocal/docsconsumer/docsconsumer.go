@@ -1,6 +1,11 @@
 //go:build linux
 
-package ocmlocal
+// Package docsconsumer runs on the hub a consumer's pod set up as the
+// chart's README ("Consumers") says: an initContainer from the bundle's
+// image copies cp-creds into an emptyDir, and the consumer's container,
+// the bundle's doctor with --connect, runs that copy as its exec plugin
+// and reports, as JSON in its log, whether it reached every cluster.
+package docsconsumer
 
 import (
 	"context"
@@ -19,13 +24,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/doctor"
+	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/kubelet"
 )
 
 // pluginsVolume is the consumer's emptyDir that the initContainer copies
 // cp-creds into, as the chart's README names it.
 const pluginsVolume = "clusterprofile-plugins"
 
-// StartDocsConsumer runs on the hub, in namespace, a consumer's pod set up
+// Start runs on the hub, in namespace, a consumer's pod set up
 // as the chart's README ("Consumers") says: an initContainer from the
 // bundle's image runs `cp /cp-creds /plugins/cp-creds` into an emptyDir at
 // /plugins, and the consumer's container uses that copy as its exec
@@ -34,19 +40,11 @@ const pluginsVolume = "clusterprofile-plugins"
 // /plugins/cp-creds`, which builds each cluster's client from its profile
 // with pkg/access, as MultiKueue does, and calls /version through the
 // profile's cluster-proxy entry; it reports again whenever the kubelet
-// restarts it (DocsConsumerReport reads the latest report). The pod's
-// service account may read the profiles and token copies of namespace and
-// nothing else. It needs Options.Registry and ClusterProxy.
-func (e *Env) StartDocsConsumer(ctx context.Context, namespace, name, managedServiceAccount string) error {
-	if e.Registry == nil || e.Proxy == nil {
-		return errors.New("the docs' consumer needs Options.Registry and Options.ClusterProxy")
-	}
-	c, err := e.hubClient()
-	if err != nil {
-		return err
-	}
-	e.ReachUserServer(namespace, name)
-	for _, o := range docsConsumer(namespace, name, managedServiceAccount, e.Registry.BundleReference()) {
+// restarts it (Report reads the latest report). The pod's service
+// account may read the profiles and token copies of namespace and nothing
+// else; image is the bundle's image, from the local registry.
+func Start(ctx context.Context, c client.Client, namespace, name, managedServiceAccount, image string) error {
+	for _, o := range docsConsumer(namespace, name, managedServiceAccount, image) {
 		if err := c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating %T %s/%s: %w", o, namespace, o.GetName(), err)
 		}
@@ -54,12 +52,8 @@ func (e *Env) StartDocsConsumer(ctx context.Context, namespace, name, managedSer
 	return nil
 }
 
-// StopDocsConsumer deletes what StartDocsConsumer created.
-func (e *Env) StopDocsConsumer(ctx context.Context, namespace, name string) error {
-	c, err := e.hubClient()
-	if err != nil {
-		return err
-	}
+// Stop deletes what Start created.
+func Stop(ctx context.Context, c client.Client, namespace, name string) error {
 	var errs []error
 	for _, o := range docsConsumer(namespace, name, "", "") {
 		if err := c.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
@@ -69,12 +63,9 @@ func (e *Env) StopDocsConsumer(ctx context.Context, namespace, name string) erro
 	return errors.Join(errs...)
 }
 
-// DocsConsumerReport is the last report the docs' consumer printed.
-func (e *Env) DocsConsumerReport(namespace, name string) (doctor.Report, error) {
-	containers, err := e.PodContainers(e.Hub, namespace, name)
-	if err != nil {
-		return doctor.Report{}, err
-	}
+// Report is the last report the docs' consumer printed, from its pod's
+// containers as the hub kubelet runs them.
+func Report(containers []kubelet.ContainerStatus) (doctor.Report, error) {
 	if len(containers) != 2 || !containers[0].Completed {
 		return doctor.Report{}, fmt.Errorf("the initContainer has not completed: %+v", containers)
 	}
