@@ -178,7 +178,7 @@ func TestAgentAddonEnabledAsClusteradmDoes(t *testing.T) {
 
 	g.Expect(env.UpgradeBundle(ctx, releaseName, releaseNamespace, map[string]any{"agent": map[string]any{"installStrategy": "Manual"}})).To(Succeed())
 	t.Cleanup(func() {
-		g.Expect(env.ForgetIssuedAddonCSRs(ctx, agentapi.AddonName)).To(Succeed())
+		g.Expect(forgetIssuedAddonCSRs(ctx, hub, agentapi.AddonName)).To(Succeed())
 		g.Expect(env.UpgradeBundle(ctx, releaseName, releaseNamespace, nil)).To(Succeed())
 		g.Expect(env.WaitAddonAvailable(ctx, agentapi.AddonName)).To(Succeed())
 		for _, c := range []string{"cluster1", "cluster2"} {
@@ -205,7 +205,7 @@ func TestAgentAddonEnabledAsClusteradmDoes(t *testing.T) {
 			"the garbage collector of %s deletes the agent's ClusterClaims with its ClusterRole", c)
 	}
 
-	g.Expect(env.ForgetIssuedAddonCSRs(ctx, agentapi.AddonName)).To(Succeed())
+	g.Expect(forgetIssuedAddonCSRs(ctx, hub, agentapi.AddonName)).To(Succeed())
 	g.Expect(env.EnableAddonOn(ctx, agentapi.AddonName, "open-cluster-management-agent-addon", "cluster1")).To(Succeed())
 	g.Eventually(func() string { return controlPlaneHealthyReason(ctx, g, "cluster1") }).
 		Should(Equal(agentapi.ReasonAgentChecksPartiallyObserved), "the agent's report on cluster1")

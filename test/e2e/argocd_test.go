@@ -60,7 +60,7 @@ func TestArgoCDDeploysToEveryClusterThroughTheProfiles(t *testing.T) {
 	a.refusesForgedServer(ctx)
 	rotated := rotateArgoCDToken(ctx, g, "cluster1")
 	g.Eventually(func() string {
-		return a.clusters().Named("cluster1").CredentialID
+		return clusterNamed(a.clusters(), "cluster1").CredentialID
 	}).Should(Equal("JTI="+tokenID(g, rotated)), "Argo CD's next connection to cluster1 uses the rotated token")
 
 	g.Expect(hub.Delete(ctx, &clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Namespace: argoCDNS, Name: defaultSet}})).To(Succeed())
@@ -71,7 +71,7 @@ func TestArgoCDDeploysToEveryClusterThroughTheProfiles(t *testing.T) {
 
 // everyCluster is Argo CD reaching each cluster as the argocd
 // ManagedServiceAccount.
-var everyCluster = map[string]string{"cluster1": argocdcheck.User, "cluster2": argocdcheck.User}
+var everyCluster = map[string]string{"cluster1": argoCDUser, "cluster2": argoCDUser}
 
 // argoCD runs Argo CD's code (bin/argocd-check) as Argo CD's service
 // account, failing the test if it cannot.
@@ -163,12 +163,12 @@ func (a *argoCD) refusesForgedServer(ctx context.Context) {
 	var clusters argocdcheck.Clusters
 	g.Eventually(func() string {
 		clusters = a.clusters()
-		return clusters.Named(forged).Error
+		return clusterNamed(clusters, forged).Error
 	}).Should(ContainSubstring("exit code 1"), "Argo CD reports the forged cluster's connection error: %+v", clusters)
 	g.Expect(a.stderr).To(ContainSubstring(fmt.Sprintf("refusing to send the token of cluster %q to %s", "cluster1", env.Clusters[1].URL)),
 		"cp-creds refuses a server the hub did not publish")
 	g.Expect(clusters.Reached()).To(Equal(everyCluster), "the forged Secret changes no other cluster")
-	g.Expect(clusters.Named(forgedProfile)).To(Equal(argocdcheck.Cluster{}), "a forged profile is no Argo CD cluster")
+	g.Expect(clusterNamed(clusters, forgedProfile)).To(Equal(argocdcheck.Cluster{}), "a forged profile is no Argo CD cluster")
 	g.Expect(apierrors.IsNotFound(hub.Get(ctx, key(argoCDNS, argocd.SecretName(forgedProfile)), &corev1.Secret{}))).
 		To(BeTrue(), "no cluster Secret for a forged profile")
 	g.Expect(hub.Delete(ctx, &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Namespace: argoCDNS, Name: forgedProfile}})).To(Succeed())

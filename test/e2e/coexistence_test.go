@@ -36,7 +36,6 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
 	"open-cluster-management.io/clusterprofile-bundle/test/docsrun"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal"
-	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/kueue"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/addons"
 )
 
@@ -282,14 +281,14 @@ func multiKueueWorkers(ctx context.Context, t *testing.T, g Gomega) []string {
 	var names []string
 	for _, cluster := range fleetClusters {
 		g.Expect(allowMultiKueueWorker(ctx, t, cluster)).To(Succeed())
-		mkc := kueue.NewMultiKueueCluster("handover-"+cluster, cluster)
+		mkc := newMultiKueueCluster("handover-"+cluster, cluster)
 		g.Expect(hub.Create(ctx, mkc)).To(Succeed())
 		t.Cleanup(func() { _ = client.IgnoreNotFound(hub.Delete(context.Background(), mkc)) })
 		names = append(names, mkc.GetName())
 	}
 	for _, name := range names {
 		g.Eventually(func(g Gomega) {
-			c, err := env.MultiKueueClusterActive(ctx, name)
+			c, err := multiKueueClusterCondition(ctx, hub, name)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(c).NotTo(BeNil())
 			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "%s: %s", c.Reason, c.Message)
@@ -303,7 +302,7 @@ func multiKueueWorkers(ctx context.Context, t *testing.T, g Gomega) []string {
 func (w *fleetWatch) followMultiKueue(t *testing.T, names []string) {
 	t.Helper()
 	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(kueue.MultiKueueClusterGVK.GroupVersion().WithKind(kueue.MultiKueueClusterGVK.Kind + "List"))
+	list.SetGroupVersionKind(multiKueueClusterGVK.GroupVersion().WithKind(multiKueueClusterGVK.Kind + "List"))
 	w.follow(t, "", list, func(obj runtime.Object) (string, []metav1.ManagedFieldsEntry, string) {
 		u := obj.(*unstructured.Unstructured)
 		if !slices.Contains(names, u.GetName()) {

@@ -174,7 +174,7 @@ func forgetCRDOwner(ctx context.Context) error {
 func restoreSuiteRelease(t *testing.T) {
 	ctx, g := context.Background(), NewWithT(t)
 	_ = env.UninstallChart(ctx, docsRelease, docsNamespace)
-	g.Expect(env.ForgetIssuedAddonCSRs(ctx, agentapi.AddonName)).To(Succeed())
+	g.Expect(forgetIssuedAddonCSRs(ctx, hub, agentapi.AddonName)).To(Succeed())
 	g.Expect(env.InstallBundle(ctx, releaseName, releaseNamespace)).To(Succeed())
 	g.Eventually(func(g Gomega) { ownedByBundle(ctx, g, consumerNS) }, 2*timeout, interval).Should(Succeed(),
 		"the suite's release writes kueue-system again")

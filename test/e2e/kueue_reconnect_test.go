@@ -22,7 +22,6 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/agentapi"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 	"open-cluster-management.io/clusterprofile-bundle/test/consumer"
-	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/kueue"
 )
 
 // churnClaim is the fact this test moves: a ClusterClaim on cluster1, which
@@ -60,12 +59,12 @@ func TestMultiKueueReconnectsOnlyWhenAFactIsPublished(t *testing.T) {
 		_ = claims.Delete(context.Background(), claim)
 		g.Expect(env.UpgradeBundle(context.Background(), releaseName, releaseNamespace, nil)).To(Succeed())
 	})
-	mkc := kueue.NewMultiKueueCluster(cluster, cluster)
+	mkc := newMultiKueueCluster(cluster, cluster)
 	g.Expect(hub.Create(ctx, mkc)).To(Succeed())
 	t.Cleanup(func() { _ = client.IgnoreNotFound(hub.Delete(context.Background(), mkc)) })
 
 	rebuilds := func() int {
-		n, err := worker.WatchesOpened(multiKueueWorkerUser, "kueue.x-k8s.io", "workloads")
+		n, err := watchesOpened(worker.ControlPlane, multiKueueWorkerUser, "kueue.x-k8s.io", "workloads")
 		g.Expect(err).NotTo(HaveOccurred())
 		return n
 	}

@@ -275,7 +275,7 @@ func kueueGVK(kind string) schema.GroupVersionKind {
 // cluster Active.
 func multiKueueClusterActive(ctx context.Context, cluster string) func(Gomega) {
 	return func(g Gomega) {
-		c, err := env.MultiKueueClusterActive(ctx, cluster)
+		c, err := multiKueueClusterCondition(ctx, hub, cluster)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(c).NotTo(BeNil(), "Kueue wrote no Active condition")
 		g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "Active: %s: %s", c.Reason, c.Message)

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/doctor"
 	"open-cluster-management.io/clusterprofile-bundle/test/ocmlocal/argocdcheck"
@@ -54,16 +53,6 @@ func (e *Env) startKueue(ctx context.Context) error {
 // returns the release.
 func (e *Env) UpgradeKueue(ctx context.Context) (string, error) {
 	return e.kueueSetup().Upgrade(ctx, e.bins.KueueUpgrade)
-}
-
-// MultiKueueClusterActive returns a MultiKueueCluster's Active condition
-// on the hub, or nil while Kueue has written none.
-func (e *Env) MultiKueueClusterActive(ctx context.Context, name string) (*metav1.Condition, error) {
-	hub, err := e.hubClient()
-	if err != nil {
-		return nil, err
-	}
-	return kueue.MultiKueueClusterActive(ctx, hub, name)
 }
 
 // startArgoCD prepares the hub for the bundle's Argo CD integration as a

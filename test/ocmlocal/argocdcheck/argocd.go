@@ -41,9 +41,6 @@ const (
 	// argocd) and of its ApplicationSet controller.
 	argoCDController      = "argocd-application-controller"
 	argoCDApplicationSets = "argocd-applicationset-controller"
-	// User is who the docs' argocd ManagedServiceAccount is on each
-	// cluster: the ServiceAccount managed-serviceaccount's agent makes.
-	User = "system:serviceaccount:open-cluster-management-agent-addon:argocd"
 	// argoCDExamples holds the files docs/consumers.md ("Argo CD") has a
 	// platform engineer apply.
 	argoCDExamples = "docs/examples/argocd"

@@ -96,13 +96,3 @@ func (c Clusters) Reached() map[string]string {
 	}
 	return out
 }
-
-// Named is the cluster of that name, or none.
-func (c Clusters) Named(name string) Cluster {
-	for _, cl := range c.Clusters {
-		if cl.Name == name {
-			return cl
-		}
-	}
-	return Cluster{}
-}

@@ -3,9 +3,6 @@
 package controlplane
 
 import (
-	"bufio"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,11 +21,14 @@ rules:
 - level: None
 `
 
-func (cp *ControlPlane) auditLogPath() string { return filepath.Join(cp.dir, "audit", "watches.log") }
+// AuditLogPath is the API server's audit log: one JSON line per watch it
+// opened (watchAuditPolicy), which a test reads to count a consumer's
+// watches.
+func (cp *ControlPlane) AuditLogPath() string { return filepath.Join(cp.dir, "audit", "watches.log") }
 
 // auditArgs turns on the watch audit log.
 func (cp *ControlPlane) auditArgs() ([]string, error) {
-	dir := filepath.Dir(cp.auditLogPath())
+	dir := filepath.Dir(cp.AuditLogPath())
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -36,43 +36,6 @@ func (cp *ControlPlane) auditArgs() ([]string, error) {
 	if err := os.WriteFile(policy, []byte(watchAuditPolicy), 0o600); err != nil {
 		return nil, fmt.Errorf("writing the audit policy: %w", err)
 	}
-	return []string{"--audit-policy-file=" + policy, "--audit-log-path=" + cp.auditLogPath(),
+	return []string{"--audit-policy-file=" + policy, "--audit-log-path=" + cp.AuditLogPath(),
 		"--audit-log-format=json", "--audit-log-mode=blocking"}, nil
-}
-
-// WatchesOpened counts the watches of resource in API group group (""
-// for the core group) that the API server has opened for user since it
-// started (a worker's own Kueue watches its Workloads too).
-func (cp *ControlPlane) WatchesOpened(user, group, resource string) (int, error) {
-	f, err := os.Open(cp.auditLogPath())
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	n := 0
-	lines := bufio.NewScanner(f)
-	lines.Buffer(make([]byte, 64*1024), 1024*1024)
-	for lines.Scan() {
-		var event struct {
-			Verb string `json:"verb"`
-			User struct {
-				Username string `json:"username"`
-			} `json:"user"`
-			ObjectRef *struct {
-				APIGroup string `json:"apiGroup"`
-				Resource string `json:"resource"`
-			} `json:"objectRef"`
-		}
-		if json.Unmarshal(lines.Bytes(), &event) != nil {
-			continue // the line the API server is writing now
-		}
-		if event.Verb == "watch" && event.User.Username == user && event.ObjectRef != nil &&
-			event.ObjectRef.APIGroup == group && event.ObjectRef.Resource == resource {
-			n++
-		}
-	}
-	return n, lines.Err()
 }

@@ -58,9 +58,6 @@ const (
 	kueueLease = "c1f6bfd2.kueue.x-k8s.io"
 )
 
-// MultiKueueClusterGVK is the kind Kueue serves and stores (v0.16 on).
-var MultiKueueClusterGVK = schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: "MultiKueueCluster"}
-
 // ImageOf is the image of a Kueue release, which the kubelets map to the
 // binary built for it.
 func ImageOf(release binaries.Release) string { return kueueImage + ":" + release.Version }
@@ -252,26 +249,4 @@ func StatusCondition(u *unstructured.Unstructured, conditionType string) (*metav
 		return nil, fmt.Errorf("conditions of %s %s: %w", u.GetKind(), u.GetName(), err)
 	}
 	return meta.FindStatusCondition(conditions, conditionType), nil
-}
-
-// NewMultiKueueCluster is a MultiKueueCluster that reaches a worker through
-// its ClusterProfile in Kueue's namespace (spec.clusterSource.
-// clusterProfileRef).
-func NewMultiKueueCluster(name, profile string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(MultiKueueClusterGVK)
-	u.SetName(name)
-	u.Object["spec"] = map[string]any{"clusterSource": map[string]any{"clusterProfileRef": map[string]any{"name": profile}}}
-	return u
-}
-
-// MultiKueueClusterActive returns a MultiKueueCluster's Active condition
-// on the hub, or nil while Kueue has written none.
-func MultiKueueClusterActive(ctx context.Context, hub client.Client, name string) (*metav1.Condition, error) {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(MultiKueueClusterGVK)
-	if err := hub.Get(ctx, types.NamespacedName{Name: name}, u); err != nil {
-		return nil, err
-	}
-	return StatusCondition(u, "Active")
 }
