@@ -149,32 +149,3 @@ func signature(fn *ast.FuncDecl) string {
 	}
 	return "(" + strings.Join(params, ", ") + ") " + strings.Join(results, ", ")
 }
-
-// harnessFileLimit is how long a file of the local OCM harness may grow
-// before it is split by what it does.
-const harnessFileLimit = 400
-
-// TestHarnessFilesAreShort: no Go file of the local OCM harness
-// (test/ocmlocal, tests aside) is over harnessFileLimit lines, so a reader
-// finds the kubelet, the images, the OCM install and the consumers each in
-// files of their own.
-func TestHarnessFilesAreShort(t *testing.T) {
-	root := framework.RepoRoot()
-	err := filepath.WalkDir(filepath.Join(root, "test", "ocmlocal"), func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if lines := strings.Count(string(data), "\n"); lines > harnessFileLimit {
-			rel, _ := filepath.Rel(root, path)
-			t.Errorf("%s has %d lines, over %d: split it by what it does", rel, lines, harnessFileLimit)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
