@@ -1,27 +1,5 @@
 //go:build linux
 
-// Package ocmlocal runs a real Open Cluster Management environment on this
-// machine, as local processes on 127.0.0.1 with no containers, set up as
-// clusteradm sets it up: a hub control plane (etcd, kube-apiserver,
-// kube-controller-manager) with OCM's cluster-manager operator and a
-// ClusterManager, N managed control planes each with OCM's klusterlet
-// operator and a Klusterlet, registered through the real bootstrap → CSR →
-// client certificate flow, and optionally the managed-serviceaccount and
-// cluster-proxy addons.
-//
-// There is no kubelet: the Deployments the operators create (hub
-// controllers and webhooks, the klusterlet agent), and those addons ship
-// (in ManifestWorks on the managed clusters, or directly on the hub), are
-// run by the harness's own "kubelet", which maps each container image to a
-// locally built binary and runs it in a pod sandbox (see kubelet.go and
-// sandbox.go). With Options.Registry an OCI registry runs too (registry.go),
-// holding this bundle's image; containers of images from there are pulled,
-// unpacked and run from the image's root file system instead
-// (imagecontainer.go, images.go). The API servers reach Services (the operators' webhooks)
-// through the harness (servicenet.go).
-//
-// The programs are built by `make ocm-binaries` (hack/ocmlocal.sh) and
-// `make envtest`.
 package ocmlocal
 
 import (
@@ -63,12 +41,12 @@ type Options struct {
 	ClusterProxy bool
 	// Kueue installs Kueue's manager on the hub as the docs' MultiKueue
 	// recipe configures it (cp-creds copied from the bundle's image), and
-	// Kueue's CRDs on every cluster (see kueue.go). It needs Registry, and
+	// Kueue's CRDs on every cluster (see package kueue). It needs Registry, and
 	// ClusterProxy for the profiles' open-cluster-management entry.
 	Kueue bool
 	// ArgoCD prepares Argo CD's namespace and turns the bundle's Argo CD
 	// integration on (this release's chart only: the previous one has no
-	// such gate), with cp-creds from the bundle's image (see argocd.go).
+	// such gate), with cp-creds from the bundle's image (see package argocdcheck).
 	ArgoCD bool
 	// WorkDir holds certificates, kubeconfigs, data and one log per process.
 	// Default: a new temporary directory, removed by Stop unless KeepWorkDir.

@@ -70,7 +70,7 @@ func (k *Kubelet) mapsAll(d *appsv1.Deployment) bool {
 }
 
 // fromRegistry tells whether the container's image is in the local
-// registry: the kubelet pulls and runs it (see imagecontainer.go).
+// registry: the kubelet pulls and runs it (see imagecontainer.go and package images).
 func (k *Kubelet) fromRegistry(c corev1.Container) bool { return k.cfg.Registry.Holds(c.Image) }
 
 func entryPoint(c corev1.Container) string {

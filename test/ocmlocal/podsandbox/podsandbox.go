@@ -57,7 +57,7 @@ type Spec struct {
 	// Forward, if set, is a socket that reaches any port inside, as a
 	// kubelet's port-forward does: each connection starts with one line
 	// "127.0.0.1:<port>\n" and is then relayed to that address. The harness
-	// resolves Services to pods through it (see servicenet.go).
+	// resolves Services to pods through it (see package servicenet).
 	Forward string `json:"forward,omitempty"`
 }
 
