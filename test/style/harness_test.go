@@ -2,8 +2,6 @@ package style_test
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
 	"sort"
@@ -53,26 +51,11 @@ func harnessLayerOf(dir string) int {
 }
 
 // harnessPackages parses the non-test Go files of every package of the
-// harness, with their comments, by directory (relative to the repository).
-func harnessPackages(t *testing.T) map[string][]*ast.File {
+// harness, with their comments, by directory (relative to the repository)
+// and file name.
+func harnessPackages(t *testing.T) map[string]map[string]*ast.File {
 	t.Helper()
-	root := framework.RepoRoot()
-	byDir := map[string][]*ast.File{}
-	err := filepath.WalkDir(filepath.Join(root, harnessDir), func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return err
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ParseComments)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, filepath.Dir(path))
-		byDir[rel] = append(byDir[rel], f)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	byDir := parsedPackages(t, harnessDir)
 	if len(byDir) < len(harnessLayers) {
 		t.Fatalf("%d packages under %s: has the harness moved?", len(byDir), harnessDir)
 	}
@@ -110,12 +93,13 @@ func TestHarnessFilesAreShort(t *testing.T) {
 func TestHarnessPackagesSayWhatTheyDo(t *testing.T) {
 	var undocumented []string
 	for dir, files := range harnessPackages(t) {
-		want := "Package " + files[0].Name.Name + " "
-		if files[0].Name.Name == "main" {
-			want = "Command " + filepath.Base(dir) + " "
-		}
+		var want string
 		documented := false
 		for _, f := range files {
+			want = "Package " + f.Name.Name + " "
+			if f.Name.Name == "main" {
+				want = "Command " + filepath.Base(dir) + " "
+			}
 			documented = documented || (f.Doc != nil && strings.HasPrefix(f.Doc.Text(), want))
 		}
 		if !documented {

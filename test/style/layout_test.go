@@ -18,14 +18,21 @@ import (
 // packageFiles parses the non-test Go files of every package under pkg/,
 // by directory (relative to the repository) and file name.
 func packageFiles(t *testing.T) map[string]map[string]*ast.File {
+	return parsedPackages(t, "pkg")
+}
+
+// parsedPackages parses the non-test Go files of every package under dir
+// (relative to the repository), with their comments, by directory
+// (relative to the repository) and file name.
+func parsedPackages(t *testing.T, dir string) map[string]map[string]*ast.File {
 	t.Helper()
 	root := framework.RepoRoot()
 	byDir := map[string]map[string]*ast.File{}
-	err := filepath.WalkDir(filepath.Join(root, "pkg"), func(path string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return err
 		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ParseComments|parser.SkipObjectResolution)
 		if err != nil {
 			return err
 		}
