@@ -40,6 +40,10 @@ type config struct {
 	timeout            time.Duration
 	// gates are the manager's capabilities this run turns on.
 	gates gates
+	// sweep, when set, are the profile counts to run the whole benchmark
+	// at, one after the other, for the cost curve; sweepSVG is its plot.
+	sweep    []int
+	sweepSVG string
 	// msas is K, the labelled ManagedServiceAccounts of every cluster when
 	// the syncer runs: K token copies per profile.
 	msas            int
@@ -113,9 +117,15 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.churn, "churn", 2*time.Minute, "How long to churn every cluster's node count claim and Available condition, once with the facts' write budget and once without (time runs 10× faster than a fleet's); 0 skips the phase.")
 	fs.IntVar(&c.churnClusters, "churn-clusters", 100, "How many clusters churn (the first ones), so that the world's size and the churn's load are set apart; 0 churns every cluster. The default is what 2 cores keep on schedule.")
 	fs.Uint64Var(&c.churnSeed, "churn-seed", 1, "Seed of the churn's schedule; both managers see the same one.")
+	sweep := fs.String("sweep", "", "Run the whole benchmark at each of these profile counts (comma-separated, increasing; clusters = profiles / -namespaces) and report the cost curve: a table, a peak RSS fit and a plot (-sweep-svg).")
+	fs.StringVar(&c.sweepSVG, "sweep-svg", "bin/bench-sweep.svg", "Where -sweep writes its plot.")
 	memoryLimit := fs.String("memory-limit", "", "Run the manager as under a container memory limit (e.g. 512Mi, the chart's default): it keeps its heap under 90% of it. Empty: no limit.")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	var err error
+	if c.sweep, err = parseSweep(*sweep, c.namespaces); err != nil {
+		return c, fmt.Errorf("-sweep: %w", err)
 	}
 	if *memoryLimit != "" {
 		q, err := resource.ParseQuantity(*memoryLimit)
@@ -199,6 +209,9 @@ func benchMain() int {
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
 
+	if len(cfg.sweep) > 0 {
+		return sweepMain(ctx, cfg)
+	}
 	res, err := run(ctx, cfg)
 	if cfg.goals && res != nil {
 		res.Goals = scaleGoals(res)
@@ -211,6 +224,25 @@ func benchMain() int {
 		if jsonErr := writeJSON(cfg.jsonPath, res); jsonErr != nil {
 			err = errors.Join(err, jsonErr)
 		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	return 0
+}
+
+// sweepMain runs the sweep, prints its table and writes its plot (and its
+// points as JSON with -json).
+func sweepMain(ctx context.Context, cfg config) int {
+	points, err := runSweep(ctx, cfg, cfg.sweep, os.Stderr)
+	printSweep(os.Stdout, points)
+	if len(points) > 0 {
+		err = errors.Join(err, writeSweepSVG(cfg.sweepSVG, points))
+		fmt.Printf("  plot: %s\n", cfg.sweepSVG)
+	}
+	if cfg.jsonPath != "" {
+		err = errors.Join(err, writeJSON(cfg.jsonPath, points))
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

@@ -278,7 +278,7 @@ func newResults(cfg config) *results {
 	return r
 }
 
-func writeJSON(path string, res *results) error {
+func writeJSON(path string, res any) error {
 	data, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return err
