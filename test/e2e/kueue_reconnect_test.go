@@ -4,8 +4,10 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -123,12 +125,14 @@ func TestMultiKueueReconnectsOnlyWhenAFactIsPublished(t *testing.T) {
 		setClaim(value)
 		g.Consistently(func(g Gomega) {
 			g.Expect(published()).To(Equal("60"))
-			g.Expect(rebuilds()).To(BeNumerically("<=", first+profile.Writes()-otherWrites), "reconnects beyond the profile's writes")
+			g.Expect(rebuilds()).To(BeNumerically("<=", first+profile.Writes()-otherWrites),
+				"reconnects beyond the profile's writes:\n%s", strings.Join(profile.Log(), "\n"))
 		}).WithTimeout(3*time.Second).WithPolling(time.Second).Should(Succeed(), "%d inside the interval", value)
 	}
 	if n := profile.Writes() - otherWrites - 1; n > 0 {
 		t.Logf("%d other writes of the profile inside the interval", n)
 	}
+	t.Logf("writes of the profile since the first publication:\n%s", strings.Join(profile.Log(), "\n"))
 	g.Eventually(published).Should(Equal("150"), "the last change goes out when the interval ends")
 	g.Expect(profile.Values()).To(Equal([]string{"100", "60", "150"}), "values of %s the profile carried", churnClaim)
 	g.Expect(settled()).To(BeNumerically(">", first), "Kueue reconnects once the held change is written")
@@ -141,8 +145,12 @@ type publishedWatch struct {
 	// values are the successive values of churnClaim the profile carried
 	// (a value is listed again only after another one).
 	values []string
-	// writes counts the profile's updates.
+	// writes counts the profile's updates; log says each one: when, and
+	// the field managers whose entries it moved.
 	writes int
+	log    []string
+	// managed is when each field manager (and subresource) last wrote.
+	managed map[string]time.Time
 }
 
 // watchPublished follows the kueue-system profile of cluster from now on.
@@ -154,7 +162,7 @@ func watchPublished(ctx context.Context, t *testing.T, cluster string) *publishe
 	if err != nil {
 		t.Fatal(err)
 	}
-	pw := &publishedWatch{}
+	pw := &publishedWatch{managed: map[string]time.Time{}}
 	go func() {
 		defer w.Stop()
 		for e := range w.ResultChan() {
@@ -164,8 +172,10 @@ func watchPublished(ctx context.Context, t *testing.T, cluster string) *publishe
 			}
 			value := propertyValue(p, churnClaim)
 			pw.mu.Lock()
+			moved := pw.managersMoved(p)
 			if e.Type == watch.Modified {
 				pw.writes++
+				pw.log = append(pw.log, fmt.Sprintf("%s %s=%s by %s", time.Now().Format("15:04:05.000"), churnClaim, value, moved))
 			}
 			if len(pw.values) == 0 || pw.values[len(pw.values)-1] != value {
 				pw.values = append(pw.values, value)
@@ -181,6 +191,30 @@ func (pw *publishedWatch) Values() []string {
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
 	return slices.Clone(pw.values)
+}
+
+// managersMoved records p's field managers and names those whose entry's
+// time changed since the last event (the API server keeps it to the
+// second, so a manager's second write within a second names none). Called
+// with pw.mu held.
+func (pw *publishedWatch) managersMoved(p *cpv1alpha1.ClusterProfile) []string {
+	var moved []string
+	for _, m := range p.ManagedFields {
+		key := m.Manager + "/" + m.Subresource
+		if m.Time != nil && !pw.managed[key].Equal(m.Time.Time) {
+			pw.managed[key] = m.Time.Time
+			moved = append(moved, key)
+		}
+	}
+	return moved
+}
+
+// Log returns every update of the profile: when, the fact's value, and
+// the field managers whose entries it moved.
+func (pw *publishedWatch) Log() []string {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	return slices.Clone(pw.log)
 }
 
 // Writes returns how many times the profile was updated.
