@@ -175,12 +175,18 @@ func (c *config) validate() error {
 			return fmt.Errorf("%s: %w", flagName, err)
 		}
 	}
+	return nil
+}
+
+// fitted is c with the sample and churn counts cut to its world: run
+// applies it, so that each size of a sweep cuts the counts the flags gave.
+func (c config) fitted() config {
 	c.propagationSamples = min(c.propagationSamples, c.clusters)
 	c.rotationSamples = min(c.rotationSamples, c.clusters*c.msas)
 	if c.churnClusters == 0 || c.churnClusters > c.clusters {
 		c.churnClusters = c.clusters
 	}
-	return nil
+	return c
 }
 
 func main() {
@@ -285,7 +291,7 @@ func (b *bench) phases() []phase {
 // run sets the hub up, runs every phase in order and always tears down. The
 // results of the phases that finished are returned even on error.
 func run(ctx context.Context, cfg config) (res *results, err error) {
-	b := newBench(cfg)
+	b := newBench(cfg.fitted())
 	defer func() { err = errors.Join(err, b.tearDown()) }()
 	if err := b.setUp(ctx); err != nil {
 		return b.res, fmt.Errorf("setting up: %w", err)

@@ -50,9 +50,6 @@ func runSweep(ctx context.Context, cfg config, sizes []int, progress io.Writer) 
 	for _, profiles := range sizes {
 		sized := cfg
 		sized.clusters = profiles / cfg.namespaces
-		sized.propagationSamples = min(cfg.propagationSamples, sized.clusters)
-		sized.rotationSamples = min(cfg.rotationSamples, sized.clusters*cfg.msas)
-		sized.churnClusters = min(cfg.churnClusters, sized.clusters)
 		fmt.Fprintf(progress, "sweep: %d clusters × %d namespaces\n", sized.clusters, cfg.namespaces)
 		res, err := run(ctx, sized)
 		if err != nil {
