@@ -28,6 +28,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile/profilewrite"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/namekeys"
 )
 
 // Reconciler keeps one source's entry on every ClusterProfile the hub
@@ -35,7 +36,8 @@ import (
 // manager, named after a cluster its namespace serves), and off every other
 // profile, whatever its labels say.
 //
-// Queue key: ClusterProfile namespace/name.
+// Queue key: ClusterProfile namespace/name; at a start, the cluster's name
+// (namekeys).
 type Reconciler struct {
 	client  client.Client
 	members membership.Reader
@@ -84,17 +86,27 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		Watches(&cpv1alpha1.ClusterProfile{}, r.writer.Events(func(p *cpv1alpha1.ClusterProfile) reconcile.Request {
 			return reconcile.Request{NamespacedName: client.ObjectKeyFromObject(p)}
 		}), builder.WithPredicates(touchesOwnStatus(r.source.Identity()))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1)})
-	profiles := membership.ProfileMapper{Client: mgr.GetClient()}
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1), NewQueue: namekeys.NewQueue})
+	profiles := membership.ProfileMapper{Client: mgr.GetClient(), NameKeys: true}
 	b = r.source.Twin().Watch(r.source.Watch(profiles.Watch(b), profiles), profiles.All)
 	return b.Complete(r)
 }
 
-// Reconcile writes the source's entry on one profile the hub publishes, or
-// revokes it from one it does not. While the source's upstream twin writes
+// Reconcile serves a profile's key, or a cluster's name key from a start's
+// burst (namekeys) by serving each profile of that name.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return namekeys.Each(ctx, req, r.profilesNamed, r.reconcileProfile)
+}
+
+func (r *Reconciler) profilesNamed(ctx context.Context, name string) ([]types.NamespacedName, error) {
+	return clusterprofile.Named(ctx, r.client, name)
+}
+
+// reconcileProfile writes the source's entry on one profile the hub
+// publishes, or revokes it from one it does not. While the source's upstream twin writes
 // the entry the source writes nothing new, but it revokes all the same:
 // yielding never keeps an entry where the hub does not publish it.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) reconcileProfile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	profile, err := r.writer.Get(ctx, r.client, req.NamespacedName)
 	if err != nil || profile == nil {
 		r.forget(req.NamespacedName)

@@ -25,6 +25,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/internal/fakeclient"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/namekeys"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
 
@@ -158,6 +159,46 @@ func TestReconcile(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestAClustersNameKeyServesEveryProfileOfThatName: the key a start's
+// burst folds into (namekeys) reconciles each profile named after the
+// cluster, in every namespace, as its own key would, and no other.
+func TestAClustersNameKeyServesEveryProfileOfThatName(t *testing.T) {
+	theirs := cpv1alpha1.AccessProvider{Name: "theirs", Cluster: clientcmdv1.Cluster{Server: "https://elsewhere"}}
+	profiles := []*cpv1alpha1.ClusterProfile{
+		utiltesting.MakeClusterProfile("team", "c1", testManager).Obj(),
+		withEntries(utiltesting.MakeClusterProfile("unbound", "c1", testManager).Obj(), theirs, directEntry()),
+		withEntries(utiltesting.MakeClusterProfile("team", "c2", testManager).Obj(), directEntry()),
+	}
+	objects := servedWorld()
+	for _, p := range profiles {
+		objects = append(objects, p.DeepCopy())
+	}
+	c := fakeclient.New(objects...)
+	r := NewReconciler(c, c, &Direct{Reader: c, Name: "direct"}, testManager, nil)
+
+	if _, err := r.Reconcile(context.Background(), namekeys.Key("c1")); err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+
+	want := map[string][]cpv1alpha1.AccessProvider{
+		"team/c1":    {directEntry()},
+		"unbound/c1": {theirs},
+		// Not named c1: left as it was, served or not.
+		"team/c2": {directEntry()},
+	}
+	got := map[string][]cpv1alpha1.AccessProvider{}
+	for _, p := range profiles {
+		current := &cpv1alpha1.ClusterProfile{}
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(p), current); err != nil {
+			t.Fatal(err)
+		}
+		got[client.ObjectKeyFromObject(p).String()] = current.Status.AccessProviders
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("entries by profile (-want +got):\n%s", diff)
 	}
 }
 

@@ -2,7 +2,9 @@ package clusterprofile
 
 import (
 	"context"
+	"fmt"
 
+	"k8s.io/apimachinery/pkg/types"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,4 +36,18 @@ func SetupIndexes(ctx context.Context, indexes cache.Cache) error {
 // build a fake client with the production indexes).
 func IndexProfileName(obj client.Object) []string {
 	return []string{obj.GetName()}
+}
+
+// Named are the keys of the profiles named name, in every namespace, as
+// reader (a cache with IndexByName) holds them.
+func Named(ctx context.Context, reader client.Reader, name string) ([]types.NamespacedName, error) {
+	list := &cpv1alpha1.ClusterProfileList{}
+	if err := reader.List(ctx, list, client.MatchingFields{IndexByName: name}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing ClusterProfiles named %s: %w", name, err)
+	}
+	keys := make([]types.NamespacedName, 0, len(list.Items))
+	for i := range list.Items {
+		keys = append(keys, client.ObjectKeyFromObject(&list.Items[i]))
+	}
+	return keys, nil
 }

@@ -31,6 +31,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/eventnote"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/fieldindex"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/filteredcache"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/namekeys"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 )
 
@@ -112,10 +113,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		WatchesRawSource(source.Kind[client.Object](copies, &corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(m.ofCopy))).
 		// A freed name comes as namespace/cluster, the queue key itself.
 		WatchesRawSource(source.Channel(blocked.events, &handler.EnqueueRequestForObject{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1)})
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1), NewQueue: namekeys.NewQueue})
 	// Profile keys (namespace/name) are syncer keys: a profile is named
 	// after its cluster.
-	profiles := membership.ProfileMapper{Client: mgr.GetClient()}
+	profiles := membership.ProfileMapper{Client: mgr.GetClient(), NameKeys: true}
 	b = profiles.Watch(b)
 	if r.published != nil {
 		b = r.published.Watch(b, profiles)

@@ -38,6 +38,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/namekeys"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/optional"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/ssa"
@@ -45,7 +46,8 @@ import (
 
 // Reconciler keeps the synced token Secrets of one cluster in one namespace.
 //
-// Queue key: namespace (of the ClusterProfile and its copies) / cluster name.
+// Queue key: namespace (of the ClusterProfile and its copies) / cluster name;
+// at a start, the cluster's name (namekeys).
 type Reconciler struct {
 	// client reads profiles and ManagedServiceAccounts (the manager's cache)
 	// and writes Secrets.
@@ -85,13 +87,45 @@ type Published interface {
 	Watch(b *builder.Builder, profiles membership.ProfileMapper) *builder.Builder
 }
 
-// Reconcile brings one namespace's copies for one cluster in line. While
+// Reconcile serves a namespace/cluster key, or a cluster's name key from a
+// start's burst (namekeys) by serving each namespace that holds a
+// profile of the cluster or a copy of its tokens.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return namekeys.Each(ctx, req, r.namespacesOf, r.reconcileNamespace)
+}
+
+// namespacesOf are the keys of cluster: every namespace with a profile of
+// that name or a copy of its tokens (which may have to go).
+func (r *Reconciler) namespacesOf(ctx context.Context, cluster string) ([]types.NamespacedName, error) {
+	profiles, err := clusterprofile.Named(ctx, r.client, cluster)
+	if err != nil {
+		return nil, err
+	}
+	copies := &corev1.SecretList{}
+	if err := r.copies.List(ctx, copies, client.MatchingFields{IndexCopyOf: cluster}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing synced Secrets of %s: %w", cluster, err)
+	}
+	namespaces := sets.New[string]()
+	for _, key := range profiles {
+		namespaces.Insert(key.Namespace)
+	}
+	for i := range copies.Items {
+		namespaces.Insert(copies.Items[i].Namespace)
+	}
+	keys := make([]types.NamespacedName, 0, namespaces.Len())
+	for _, namespace := range sets.List(namespaces) {
+		keys = append(keys, types.NamespacedName{Namespace: namespace, Name: cluster})
+	}
+	return keys, nil
+}
+
+// reconcileNamespace brings one namespace's copies for one cluster in line. While
 // managed-serviceaccount's own syncer writes the copies, it creates and
 // changes none of them, only its own marks on that syncer's copies
 // (reconcileMarks). Either way it deletes every copy of the cluster's tokens
 // that this bundle's rules do not allow in the namespace, whoever wrote it:
 // revocation never yields.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) reconcileNamespace(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	namespace, cluster := req.Namespace, req.Name
 	profile, sources, err := r.world(ctx, r.cached(), namespace, cluster)
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/internal/fakeclient"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/namekeys"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
@@ -190,6 +191,25 @@ func TestReconcile(t *testing.T) {
 				t.Errorf("watched names (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestAClustersNameKeyServesEveryNamespaceOfIt: the key a start's burst
+// folds into (namekeys) reconciles each namespace holding a profile of
+// the cluster or a copy of its tokens, as their own keys would: the served
+// namespace gets its copy, a copy left where no profile is goes.
+func TestAClustersNameKeyServesEveryNamespaceOfIt(t *testing.T) {
+	c := fakeclient.Builder(hub(profile("team", "c1"), syncedCopy("unbound"))...).WithIndex(&corev1.Secret{}, IndexCopyOf, IndexCopy).Build()
+	r := newTestReconciler(c, events.NewFakeRecorder(10))
+
+	if _, err := r.Reconcile(context.Background(), namekeys.Key("c1")); err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+
+	got := map[string]map[string]*corev1.Secret{"team": fakeclient.SecretsIn(t, c, "team"), "unbound": fakeclient.SecretsIn(t, c, "unbound")}
+	want := map[string]map[string]*corev1.Secret{"team": {"c1-multikueue": syncedCopy("team")}, "unbound": {}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Secrets by namespace (-want +got):\n%s", diff)
 	}
 }
 

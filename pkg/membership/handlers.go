@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/namekeys"
 )
 
 // ProfileMapper maps the events that change membership (sets, bindings,
@@ -28,6 +29,12 @@ import (
 // while the profile itself lingers.
 type ProfileMapper struct {
 	Client client.Reader
+	// NameKeys maps an event that reaches profiles in several namespaces
+	// (a set, a cluster, every profile) to one name key per cluster
+	// (namekeys.Key), for a controller whose Reconcile serves them
+	// (namekeys.Each); a binding or a namespace, which reach one namespace,
+	// still map to profile keys.
+	NameKeys bool
 }
 
 // Watch adds the membership watches to a controller keyed by profile.
@@ -57,7 +64,7 @@ func (m ProfileMapper) OfSet(ctx context.Context, obj client.Object) []reconcile
 	for ns := range namespaces {
 		requests = append(requests, m.profiles(ctx, client.InNamespace(ns))...)
 	}
-	return requests
+	return m.spread(requests)
 }
 
 // OfBinding maps a binding to the profiles in its namespace.
@@ -73,12 +80,29 @@ func (m ProfileMapper) OfNamespace(ctx context.Context, obj client.Object) []rec
 // All maps an event that can change every profile (a rotated CA, say) to
 // every profile.
 func (m ProfileMapper) All(ctx context.Context, _ client.Object) []reconcile.Request {
-	return m.profiles(ctx)
+	return m.spread(m.profiles(ctx))
 }
 
 // OfCluster maps a ManagedCluster to the profiles named after it.
 func (m ProfileMapper) OfCluster(ctx context.Context, obj client.Object) []reconcile.Request {
-	return m.profiles(ctx, client.MatchingFields{clusterprofile.IndexByName: obj.GetName()})
+	return m.spread(m.profiles(ctx, client.MatchingFields{clusterprofile.IndexByName: obj.GetName()}))
+}
+
+// spread is requests, which reach several namespaces, as one name key per
+// name when the mapper maps to name keys.
+func (m ProfileMapper) spread(requests []reconcile.Request) []reconcile.Request {
+	if !m.NameKeys {
+		return requests
+	}
+	names := sets.New[string]()
+	keys := make([]reconcile.Request, 0, len(requests))
+	for _, req := range requests {
+		if !names.Has(req.Name) {
+			names.Insert(req.Name)
+			keys = append(keys, namekeys.Key(req.Name))
+		}
+	}
+	return keys
 }
 
 func (m ProfileMapper) profiles(ctx context.Context, opts ...client.ListOption) []reconcile.Request {

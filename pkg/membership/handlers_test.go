@@ -1,0 +1,77 @@
+package membership_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/internal/fakeclient"
+	. "open-cluster-management.io/clusterprofile-bundle/pkg/membership"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/namekeys"
+	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
+)
+
+// TestProfileMapperNameKeys: with NameKeys, an event that reaches several
+// namespaces (every profile, a cluster's profiles, a set's) queues one name
+// key per cluster; one that reaches a single namespace (a binding) keeps its
+// profile keys, as does every event without NameKeys.
+func TestProfileMapperNameKeys(t *testing.T) {
+	objects := []client.Object{
+		utiltesting.MakeClusterSet("dev").Obj(),
+		utiltesting.MakeBinding("team-a", "dev").Bound(true).Obj(),
+		utiltesting.MakeBinding("team-b", "dev").Bound(true).Obj(),
+	}
+	for _, ns := range []string{"team-a", "team-b"} {
+		for _, cluster := range []string{"c1", "c2"} {
+			objects = append(objects, utiltesting.MakeClusterProfile(ns, cluster, "open-cluster-management").Obj())
+		}
+	}
+	c := fakeclient.New(objects...)
+	profile := func(ns, name string) reconcile.Request {
+		return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}
+	}
+	every := []reconcile.Request{profile("team-a", "c1"), profile("team-a", "c2"), profile("team-b", "c1"), profile("team-b", "c2")}
+	events := map[string]func(ProfileMapper) []reconcile.Request{
+		"every profile": func(m ProfileMapper) []reconcile.Request { return m.All(context.Background(), nil) },
+		"a cluster": func(m ProfileMapper) []reconcile.Request {
+			return m.OfCluster(context.Background(), utiltesting.MakeManagedCluster("c1").Obj())
+		},
+		"a set": func(m ProfileMapper) []reconcile.Request {
+			return m.OfSet(context.Background(), utiltesting.MakeClusterSet("dev").Obj())
+		},
+		"a binding": func(m ProfileMapper) []reconcile.Request {
+			return m.OfBinding(context.Background(), utiltesting.MakeBinding("team-a", "dev").Obj())
+		},
+	}
+	tests := map[string]struct {
+		nameKeys bool
+		want     map[string][]reconcile.Request
+	}{
+		"profile keys": {want: map[string][]reconcile.Request{
+			"every profile": every, "a cluster": {profile("team-a", "c1"), profile("team-b", "c1")},
+			"a set": every, "a binding": {profile("team-a", "c1"), profile("team-a", "c2")},
+		}},
+		"name keys": {nameKeys: true, want: map[string][]reconcile.Request{
+			"every profile": {namekeys.Key("c1"), namekeys.Key("c2")}, "a cluster": {namekeys.Key("c1")},
+			"a set": {namekeys.Key("c1"), namekeys.Key("c2")}, "a binding": {profile("team-a", "c1"), profile("team-a", "c2")},
+		}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			m := ProfileMapper{Client: c, NameKeys: tc.nameKeys}
+			got := map[string][]reconcile.Request{}
+			for event, mapped := range events {
+				got[event] = mapped(m)
+			}
+			byKey := cmpopts.SortSlices(func(a, b reconcile.Request) bool { return a.String() < b.String() })
+			if diff := cmp.Diff(tc.want, got, byKey); diff != "" {
+				t.Errorf("keys by event (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
