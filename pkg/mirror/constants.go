@@ -6,6 +6,10 @@ const (
 	// ControllerName names the controller in logs and metrics.
 	ControllerName = "clusterprofile-mirror"
 
+	// profileWrites is how many of a cluster's profiles one reconcile
+	// writes at once (a cluster bound in more namespaces waits for a slot).
+	profileWrites = 16
+
 	// AnnotationMirroredProperties lists (as a JSON array) the property names
 	// the mirror wrote. It is only used on ClusterProfile CRDs whose status
 	// lists are atomic: there managedFields cannot tell which entries are the

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -239,21 +240,32 @@ func (r *Reconciler) agentReport(ctx context.Context, cluster string) (*AgentRep
 	}, nil
 }
 
-// execute carries out the steps; one failing profile does not stop the rest.
-// Writes that published facts at now spend one publication of the
-// cluster's budget, however many of its profiles they wrote; facts that
-// rode along with other writes are recorded as published, unspent.
+// execute carries out the steps, up to profileWrites at once: a cluster's
+// profiles are independent objects, and a change reaches all of them in
+// about the time of one write rather than of one per namespace. One failing
+// profile does not stop the rest. Writes that published facts at now spend
+// one publication of the cluster's budget, however many of its profiles
+// they wrote; facts that rode along with other writes are recorded as
+// published, unspent.
 func (r *Reconciler) execute(ctx context.Context, cluster *clusterv1.ManagedCluster, steps []step, now time.Time) error {
-	var errs []error
+	errs := make([]error, len(steps))
+	var writes errgroup.Group
+	writes.SetLimit(profileWrites)
+	for i := range steps {
+		writes.Go(func() error {
+			if errs[i] = r.executeStep(ctx, steps[i]); errs[i] != nil {
+				r.reportWriteFailure(cluster, steps[i].key, steps[i].current, errs[i])
+			}
+			return nil
+		})
+	}
+	_ = writes.Wait() // each step's error is in errs
 	published, carried := false, false
-	for _, s := range steps {
-		if err := r.executeStep(ctx, s); err != nil {
-			r.reportWriteFailure(cluster, s.key, s.current, err)
-			errs = append(errs, err)
-			continue
+	for i, s := range steps {
+		if errs[i] == nil {
+			published = published || s.publishesFacts
+			carried = carried || s.carriesFacts
 		}
-		published = published || s.publishesFacts
-		carried = carried || s.carriesFacts
 	}
 	switch {
 	case published:
