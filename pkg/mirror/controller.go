@@ -4,6 +4,7 @@
 package mirror
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -67,6 +68,12 @@ type Reconciler struct {
 	// where they are written.
 	records   client.Reader
 	namespace string
+	// writeSlots bounds the profile writes in flight across all of the
+	// mirror's reconciles at one per worker: under load (a cold start) the
+	// API server gets as many concurrent writes as when each reconcile
+	// wrote one at a time, and the other writers their share of it, while a
+	// lone change uses every slot for its cluster's profiles.
+	writeSlots chan struct{}
 }
 
 // NewReconciler builds a mirror that reads through c (normally the cache)
@@ -85,6 +92,7 @@ func NewReconciler(c client.Client, records client.Reader, recorder events.Event
 		facts:       opts.Facts,
 		clock:       clock.RealClock{},
 		published:   &publications{},
+		writeSlots:  make(chan struct{}, cmp.Or(max(opts.Workers, 0), profileWrites)),
 	}
 }
 
@@ -240,9 +248,10 @@ func (r *Reconciler) agentReport(ctx context.Context, cluster string) (*AgentRep
 	}, nil
 }
 
-// execute carries out the steps, up to profileWrites at once: a cluster's
-// profiles are independent objects, and a change reaches all of them in
-// about the time of one write rather than of one per namespace. One failing
+// execute carries out the steps side by side, each in a free write slot
+// (writeSlots), up to profileWrites at once: a cluster's profiles are
+// independent objects, and a change reaches all of them in about the time
+// of one write rather than of one per namespace. One failing
 // profile does not stop the rest. Writes that published facts at now spend
 // one publication of the cluster's budget, however many of its profiles
 // they wrote; facts that rode along with other writes are recorded as
@@ -253,6 +262,13 @@ func (r *Reconciler) execute(ctx context.Context, cluster *clusterv1.ManagedClus
 	writes.SetLimit(profileWrites)
 	for i := range steps {
 		writes.Go(func() error {
+			select {
+			case r.writeSlots <- struct{}{}:
+				defer func() { <-r.writeSlots }()
+			case <-ctx.Done():
+				errs[i] = ctx.Err()
+				return nil
+			}
 			if errs[i] = r.executeStep(ctx, steps[i]); errs[i] != nil {
 				r.reportWriteFailure(cluster, steps[i].key, steps[i].current, errs[i])
 			}

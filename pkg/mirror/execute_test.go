@@ -93,3 +93,50 @@ func TestAClustersProfilesAreWrittenAtOnce(t *testing.T) {
 		t.Errorf("profiles (-want +got):\n%s", diff)
 	}
 }
+
+// TestTheMirrorsWritesInFlightAreBoundedByItsWorkers: however many profiles
+// its reconciles write side by side, the mirror has no more writes in
+// flight than it has workers, as when each reconcile wrote one at a time.
+func TestTheMirrorsWritesInFlightAreBoundedByItsWorkers(t *testing.T) {
+	objects := []client.Object{utiltesting.MakeClusterSet("dev").Obj()}
+	for _, cluster := range []string{"c1", "c2"} {
+		objects = append(objects, utiltesting.MakeManagedCluster(cluster).ClusterSet("dev").Version("v1.31.0").Joined().Obj())
+	}
+	for _, ns := range []string{"team-a", "team-b", "team-c", "team-d", "team-e", "team-f"} {
+		objects = append(objects, utiltesting.NamespaceObj(ns), utiltesting.MakeBinding(ns, "dev").Bound(true).Obj())
+	}
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	count := func() func() {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		return func() { mu.Lock(); inFlight--; mu.Unlock() }
+	}
+	c := withMirrorIndexes(fakeclient.Builder(objects...).WithInterceptorFuncs(interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			defer count()()
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+	}))
+	const workers = 3
+	r := NewReconciler(c, c, events.NewFakeRecorder(100), Options{ManagerName: testManager, Namespace: DefaultNamespace, Workers: workers})
+
+	var reconciles sync.WaitGroup
+	for _, cluster := range []string{"c1", "c2"} {
+		reconciles.Go(func() {
+			if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Name: cluster}}); err != nil {
+				t.Errorf("Reconcile %s: %v", cluster, err)
+			}
+		})
+	}
+	reconciles.Wait()
+	if len(profilesOf(t, c)) != 12 {
+		t.Fatalf("profiles = %d, want 12", len(profilesOf(t, c)))
+	}
+	if most != workers {
+		t.Errorf("most writes in flight = %d, want %d (the workers)", most, workers)
+	}
+}
