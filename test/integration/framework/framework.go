@@ -4,17 +4,13 @@
 package framework
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,6 +25,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
+	"open-cluster-management.io/clusterprofile-bundle/test/internal/gomod"
 )
 
 // Module versions are pinned in go.mod; CRDs are read from their module
@@ -140,10 +137,7 @@ func logLevel() zapcore.Level {
 }
 
 // RepoRoot is the root of this repository.
-func RepoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
-}
+func RepoRoot() string { return gomod.RepoRoot() }
 
 // BinaryAssetsDir finds kube-apiserver and etcd: $KUBEBUILDER_ASSETS, else bin/envtest.
 func BinaryAssetsDir() (string, error) {
@@ -159,28 +153,8 @@ func BinaryAssetsDir() (string, error) {
 	return dir, nil
 }
 
-var moduleDirs sync.Map
-
 // ModuleDir returns where the Go module cache holds the pinned version of a module.
-func ModuleDir(module string) (string, error) {
-	if dir, ok := moduleDirs.Load(module); ok {
-		return dir.(string), nil
-	}
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module)
-	cmd.Dir = RepoRoot()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("locating module %s: %w: %s", module, err, stderr.String())
-	}
-	dir := strings.TrimSpace(string(out))
-	if dir == "" {
-		return "", fmt.Errorf("module %s is not downloaded; run `go mod download`", module)
-	}
-	moduleDirs.Store(module, dir)
-	return dir, nil
-}
+func ModuleDir(module string) (string, error) { return gomod.Dir(module) }
 
 // CRDFiles lists the CRD manifests the tests install, from the pinned modules.
 func CRDFiles() ([]string, error) {

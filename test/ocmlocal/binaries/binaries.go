@@ -14,7 +14,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
+
+	"open-cluster-management.io/clusterprofile-bundle/test/internal/gomod"
 )
 
 // Upstream modules. OCM's release is the one hack/ocmlocal.sh built
@@ -78,10 +79,7 @@ type Need struct {
 }
 
 // RepoRoot is the root of this repository.
-func RepoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
-}
+func RepoRoot() string { return gomod.RepoRoot() }
 
 // Find finds the programs need asks for, and tells which is missing and
 // how to build it.

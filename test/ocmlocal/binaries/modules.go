@@ -3,12 +3,10 @@
 package binaries
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"os/exec"
 	"path/filepath"
 	"sync"
+
+	"open-cluster-management.io/clusterprofile-bundle/test/internal/gomod"
 )
 
 // Modules finds module directories in the Go module cache: the modules
@@ -31,20 +29,12 @@ func (m *Modules) Dir(module string) (string, error) {
 	if d, ok := m.dirs[module]; ok {
 		return d, nil
 	}
-	cmd := exec.Command("go", "list", "-m", "-json", module)
-	cmd.Dir = RepoRoot()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	dir, err := gomod.Dir(module)
 	if err != nil {
-		return "", fmt.Errorf("locating module %s: %w: %s", module, err, stderr.String())
+		return "", err
 	}
-	var info struct{ Dir string }
-	if err := json.Unmarshal(out, &info); err != nil || info.Dir == "" {
-		return "", fmt.Errorf("module %s is not downloaded (%v); run `go mod download`", module, err)
-	}
-	m.dirs[module] = info.Dir
-	return info.Dir, nil
+	m.dirs[module] = dir
+	return dir, nil
 }
 
 // File joins a path inside a module's directory.
