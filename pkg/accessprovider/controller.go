@@ -36,8 +36,8 @@ import (
 // manager, named after a cluster its namespace serves), and off every other
 // profile, whatever its labels say.
 //
-// Queue key: ClusterProfile namespace/name; at a start, the cluster's name
-// (namekeys).
+// Queue key: ClusterProfile namespace/name, or the cluster's name for all
+// its profiles (namekeys: a start's burst, an event reaching many namespaces).
 type Reconciler struct {
 	client  client.Client
 	members membership.Reader
@@ -92,8 +92,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	return b.Complete(r)
 }
 
-// Reconcile serves a profile's key, or a cluster's name key from a start's
-// burst (namekeys) by serving each profile of that name.
+// Reconcile serves a profile's key, or a cluster's name key (namekeys) by
+// serving each profile of that name.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	return namekeys.Each(ctx, req, r.profilesNamed, r.reconcileProfile)
 }

@@ -46,8 +46,9 @@ import (
 
 // Reconciler keeps the synced token Secrets of one cluster in one namespace.
 //
-// Queue key: namespace (of the ClusterProfile and its copies) / cluster name;
-// at a start, the cluster's name (namekeys).
+// Queue key: namespace (of the ClusterProfile and its copies) / cluster name,
+// or the cluster's name for all its namespaces (namekeys: a start's burst, an
+// event reaching many namespaces).
 type Reconciler struct {
 	// client reads profiles and ManagedServiceAccounts (the manager's cache)
 	// and writes Secrets.
@@ -87,9 +88,9 @@ type Published interface {
 	Watch(b *builder.Builder, profiles membership.ProfileMapper) *builder.Builder
 }
 
-// Reconcile serves a namespace/cluster key, or a cluster's name key from a
-// start's burst (namekeys) by serving each namespace that holds a
-// profile of the cluster or a copy of its tokens.
+// Reconcile serves a namespace/cluster key, or a cluster's name key
+// (namekeys) by serving each namespace that holds a profile of the cluster
+// or a copy of its tokens.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	return namekeys.Each(ctx, req, r.namespacesOf, r.reconcileNamespace)
 }

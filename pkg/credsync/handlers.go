@@ -30,15 +30,14 @@ func (m *keyMapper) ofProfile(_ context.Context, obj client.Object) []reconcile.
 // cluster.
 func (m *keyMapper) ofClusterNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
 	cluster := obj.GetNamespace()
-	profiles := &cpv1alpha1.ClusterProfileList{}
-	if err := m.client.List(ctx, profiles, client.MatchingFields{clusterprofile.IndexByName: cluster}, client.UnsafeDisableDeepCopy); err != nil {
+	profiles, err := clusterprofile.Named(ctx, m.client, cluster)
+	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing ClusterProfiles", "cluster", cluster)
 		return nil
 	}
-	requests := make([]reconcile.Request, 0, len(profiles.Items))
-	for i := range profiles.Items {
-		requests = append(requests, reconcile.Request{NamespacedName: types.NamespacedName{
-			Namespace: profiles.Items[i].Namespace, Name: cluster}})
+	requests := make([]reconcile.Request, 0, len(profiles))
+	for _, key := range profiles {
+		requests = append(requests, reconcile.Request{NamespacedName: key})
 	}
 	return requests
 }

@@ -6,9 +6,9 @@ const (
 	// ControllerName names the controller in logs and metrics.
 	ControllerName = "clusterprofile-mirror"
 
-	// profileWrites is how many of a cluster's profiles one reconcile
-	// writes at once (a cluster bound in more namespaces waits for a slot).
-	profileWrites = 16
+	// defaultWriteSlots are the write slots of a mirror given no worker
+	// count (Options.Workers): as many as the chart's mirrorWorkers.
+	defaultWriteSlots = 16
 
 	// AnnotationMirroredProperties lists (as a JSON array) the property names
 	// the mirror wrote. It is only used on ClusterProfile CRDs whose status

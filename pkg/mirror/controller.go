@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/errgroup"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -92,7 +91,7 @@ func NewReconciler(c client.Client, records client.Reader, recorder events.Event
 		facts:       opts.Facts,
 		clock:       clock.RealClock{},
 		published:   &publications{},
-		writeSlots:  make(chan struct{}, cmp.Or(max(opts.Workers, 0), profileWrites)),
+		writeSlots:  make(chan struct{}, cmp.Or(max(opts.Workers, 0), defaultWriteSlots)),
 	}
 }
 
@@ -249,8 +248,7 @@ func (r *Reconciler) agentReport(ctx context.Context, cluster string) (*AgentRep
 }
 
 // execute carries out the steps side by side, each in a free write slot
-// (writeSlots), up to profileWrites at once: a cluster's profiles are
-// independent objects, and a change reaches all of them in about the time
+// (writeSlots): a cluster's profiles are independent objects, and a change reaches all of them in about the time
 // of one write rather than of one per namespace. One failing
 // profile does not stop the rest. Writes that published facts at now spend
 // one publication of the cluster's budget, however many of its profiles
@@ -258,24 +256,22 @@ func (r *Reconciler) agentReport(ctx context.Context, cluster string) (*AgentRep
 // published, unspent.
 func (r *Reconciler) execute(ctx context.Context, cluster *clusterv1.ManagedCluster, steps []step, now time.Time) error {
 	errs := make([]error, len(steps))
-	var writes errgroup.Group
-	writes.SetLimit(profileWrites)
+	var writes sync.WaitGroup
 	for i := range steps {
-		writes.Go(func() error {
+		writes.Go(func() {
 			select {
 			case r.writeSlots <- struct{}{}:
 				defer func() { <-r.writeSlots }()
 			case <-ctx.Done():
 				errs[i] = ctx.Err()
-				return nil
+				return
 			}
 			if errs[i] = r.executeStep(ctx, steps[i]); errs[i] != nil {
 				r.reportWriteFailure(cluster, steps[i].key, steps[i].current, errs[i])
 			}
-			return nil
 		})
 	}
-	_ = writes.Wait() // each step's error is in errs
+	writes.Wait()
 	published, carried := false, false
 	for i, s := range steps {
 		if errs[i] == nil {
