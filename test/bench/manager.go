@@ -19,8 +19,14 @@ const (
 	// shutdownTimeout is how long a manager gets to exit after SIGTERM; the
 	// manager's own --graceful-shutdown-timeout is 30s.
 	shutdownTimeout = 45 * time.Second
-	// memoryEvery is how often a manager's RSS and heap are sampled.
+	// memoryEvery is how often a manager's RSS is sampled (from /proc).
 	memoryEvery = 500 * time.Millisecond
+	// heapEvery is how often its heap is read from /metrics when nothing
+	// else scrapes it. Every scrape lists every cached profile and copy for
+	// the manager's own gauges: at a Prometheus-like cadence, so that the
+	// measuring does not weigh on what it measures (a scrape every 500 ms
+	// was several times what a Prometheus server asks of a manager).
+	heapEvery = 5 * time.Second
 	// quietPoll is how often the mirror's metrics are read while waiting for
 	// it to settle.
 	quietPoll = 200 * time.Millisecond
@@ -50,11 +56,12 @@ type managerProcess struct {
 	exited  chan struct{} // closed when the process has exited
 	exitErr error         // set before exited is closed
 
-	mu       sync.Mutex
-	peakRSS  uint64
-	peakAnon uint64 // the highest RssAnon sampled
-	peakHeap float64
-	last     metricSet // the latest scrape, for progress lines
+	mu         sync.Mutex
+	peakRSS    uint64
+	peakAnon   uint64 // the highest RssAnon sampled
+	peakHeap   float64
+	last       metricSet // the latest scrape, for progress lines
+	lastScrape time.Time
 	// phases holds the highest RSS sampled in each phase of the run the
 	// process lived through, in order; the last is the current one.
 	phases []phasePeak
@@ -183,11 +190,18 @@ func (m *managerProcess) scrape(ctx context.Context) (metricSet, error) {
 	set, err := scrape(ctx, m.metricsURL)
 	if err == nil {
 		m.mu.Lock()
-		m.last = set
+		m.last, m.lastScrape = set, time.Now()
 		m.peakHeap = max(m.peakHeap, set.heapInuseBytes())
 		m.mu.Unlock()
 	}
 	return set, err
+}
+
+// sinceScrape is how long ago the manager's metrics were last read.
+func (m *managerProcess) sinceScrape() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return time.Since(m.lastScrape)
 }
 
 // sleep waits, failing when the context ends or the manager exits; a nil
@@ -250,7 +264,7 @@ func (m *managerProcess) sampleMemory() {
 		case <-t.C:
 			m.sampleRSS()
 			// Scraping records the heap; errors only mean it is not up yet.
-			if m.metricsURL != "" {
+			if m.metricsURL != "" && m.sinceScrape() >= heapEvery {
 				_, _ = m.scrape(context.Background())
 			}
 		}
