@@ -38,11 +38,15 @@ type bench struct {
 	// are not part of any measurement.
 	setup client.Client
 	world *world
-	// apiServer counts profile writes as the API server saw them.
+	// apiServer counts profile writes as the API server saw them; audit
+	// the writes to the owned objects (nil when no capability owns any).
 	apiServer *apiServer
+	audit     *auditLog
 
-	obs          *observer
-	copies       *copyObserver // nil without the syncer
+	obs    *observer
+	copies *copyObserver // nil without the syncer
+	// owned are the observers of the owned objects, in ownedKinds' order.
+	owned        []*ownedObserver
 	stopObserver context.CancelFunc
 	manager      *managerProcess
 	managers     int    // started so far, to name their logs
@@ -70,8 +74,12 @@ func (b *bench) setUp(ctx context.Context) error {
 	}
 	b.dir = dir
 	b.res.ManagerLogs = dir
+	b.world = newWorld(b.cfg)
+	if b.audit, err = newAuditLog(dir, b.world); err != nil {
+		return err
+	}
 	b.progress.logf("starting kube-apiserver and etcd (work dir %s)", dir)
-	if b.env, err = framework.Start(framework.Options{}); err != nil {
+	if b.env, err = framework.Start(framework.Options{KueueCRDs: b.cfg.gates["multikueue"], APIServerFlags: b.audit.apiServerFlags()}); err != nil {
 		return err
 	}
 	kubeconfig, err := b.env.AdminKubeconfig()
@@ -88,7 +96,6 @@ func (b *bench) setUp(ctx context.Context) error {
 	if b.apiServer, err = newAPIServer(b.env.Config); err != nil {
 		return err
 	}
-	b.world = newWorld(b.cfg)
 	b.progress.logf("creating %d ManagedClusters, %d namespaces and bindings (%d desired profiles, %d token copies; gates %s)",
 		b.cfg.clusters, b.cfg.namespaces, b.world.profileCount(), b.world.copyCount(), b.cfg.gates)
 	start := time.Now()
@@ -96,6 +103,10 @@ func (b *bench) setUp(ctx context.Context) error {
 		return fmt.Errorf("creating the world: %w", err)
 	}
 	b.progress.logf("world created in %s", formatDuration(time.Since(start)))
+	if owned := b.world.describeOwned(); owned != "" {
+		b.res.OwnedWorld = owned
+		b.progress.logf("for the capabilities that own objects: %s", owned)
+	}
 	// The observer watches from before the floor, so that the floor and the
 	// manager's run carry the same measuring load on the API server.
 	obsCtx, cancel := context.WithCancel(ctx)
@@ -127,7 +138,7 @@ func (b *bench) startObservers(ctx context.Context) error {
 	if !c.WaitForCacheSync(ctx) {
 		return fmt.Errorf("observers' cache did not sync: %w", ctx.Err())
 	}
-	return nil
+	return b.startOwnedObservers(ctx)
 }
 
 // syncedCopies selects the token copies by the label the syncer sets.
@@ -161,8 +172,9 @@ func (b *bench) tearDown() error {
 	return errors.Join(errs...)
 }
 
-// startManager runs a fresh manager process with the run's settings and,
-// after the run's own -manager-flag ones, extraFlags.
+// startManager runs a fresh manager process with the run's settings: the
+// flags its capabilities need, the run's own -manager-flag ones, then
+// extraFlags.
 func (b *bench) startManager(name string, extraFlags ...string) (*managerProcess, error) {
 	b.managers++
 	m, err := startManager(managerOptions{
@@ -174,7 +186,7 @@ func (b *bench) startManager(name string, extraFlags ...string) (*managerProcess
 		qps:          b.cfg.clientQPS(),
 		burst:        b.cfg.burst,
 		workers:      b.cfg.workers,
-		extraFlags:   append(slices.Clone(b.cfg.managerFlags), extraFlags...),
+		extraFlags:   slices.Concat(b.world.managerFlags(), b.cfg.managerFlags, extraFlags),
 		memoryLimit:  b.cfg.memoryLimit,
 		gcPercent:    b.cfg.gcPercent,
 	})

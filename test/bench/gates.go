@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/accessprovider"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 )
 
@@ -21,12 +22,18 @@ var allGates = []gate{
 	{"direct", string(features.ClusterProfileDirectAccess)},
 	{"credsync", string(features.ClusterProfileCredSyncer)},
 	{"agent", string(features.ClusterProfileAgent)},
+	{"multikueue", string(features.ClusterProfileMultiKueue)},
+	{"argocd", string(features.ClusterProfileArgoCD)},
+	{"placementdecision", string(features.ClusterProfilePlacementDecision)},
 }
 
 // gates is the set of capabilities a run turns on; the mirror is always on.
 type gates map[string]bool
 
-// parseGates reads "all" or a comma-separated list of short names.
+// parseGates reads "all" or a comma-separated list of short names. The
+// Argo CD integration writes a cluster Secret only for a cluster an access
+// provider publishes an entry for: without the proxy, the direct entry
+// comes with it.
 func parseGates(value string) (gates, error) {
 	g := gates{"mirror": true}
 	if value == "all" {
@@ -45,7 +52,20 @@ func parseGates(value string) (gates, error) {
 		}
 		g[name] = true
 	}
+	if g["argocd"] && !g["proxy"] {
+		g["direct"] = true
+	}
 	return g, nil
+}
+
+// argoCDEntryName is the entry Argo CD's cluster Secrets reach the clusters
+// through: cluster-proxy's when the proxy runs (the integration's default),
+// else the direct one.
+func (g gates) argoCDEntryName() string {
+	if g["proxy"] {
+		return accessprovider.ProxyEntryName
+	}
+	return accessprovider.DefaultDirectEntryName
 }
 
 func gateNames() []string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -56,6 +57,15 @@ func scaleGoals(r *results) []goal {
 			})
 		}
 	}
+	for _, k := range ownedKinds {
+		if !r.gateOn(k.gate) {
+			continue
+		}
+		o := c.owned(k.gate)
+		check("writes per "+k.kind, "1.00", cold && o != nil, func() (string, bool) {
+			return fmt.Sprintf("%.2f (%d writes, %d objects)", o.WritesPerObject, o.Writes, o.Objects), o.exact()
+		})
+	}
 	p := r.Propagation
 	check("condition change → every profile of the cluster, p99", fmt.Sprintf("≤ %.0f ms", goalPropagationP99), p != nil, func() (string, bool) {
 		return fmt.Sprintf("%.0f ms", p.P99Millis), p.P99Millis <= goalPropagationP99
@@ -65,9 +75,26 @@ func scaleGoals(r *results) []goal {
 	s := r.Restart
 	check("writes during a restart's resync", "0", s != nil, func() (string, bool) { return fmt.Sprint(s.Writes.Total), s.Writes.Total == 0 })
 	check("keys queued by a restart", fmt.Sprintf("≤ %d", goalRestartKeys), s != nil, func() (string, bool) {
-		return fmt.Sprint(s.Reconciles), s.Reconciles <= goalRestartKeys
+		return fmt.Sprint(s.KeysQueued), s.KeysQueued <= goalRestartKeys
 	})
 	return goals
+}
+
+// gateOn tells whether the run turned the capability on.
+func (r *results) gateOn(gate string) bool { return slices.Contains(strings.Split(r.Gates, "+"), gate) }
+
+// owned is the cold start's writes of the objects the gate's capability
+// owns; nil when not measured.
+func (c *coldResult) owned(gate string) *ownedResult {
+	if c == nil {
+		return nil
+	}
+	for i := range c.Owned {
+		if c.Owned[i].Gate == gate {
+			return &c.Owned[i]
+		}
+	}
+	return nil
 }
 
 // process is the memory of the named manager process, or nil.

@@ -5,9 +5,11 @@
 // It builds a hub of N ManagedClusters bound into M namespaces (N×M desired
 // ClusterProfiles), measures how fast the API server itself takes the same
 // writes (the floor), and then the manager's cold convergence, writes per
-// profile, idle writes, restart resync, change propagation, deletion and
-// memory; then the profile writes under churn, with the facts' write budget
-// and without. See `make bench`.
+// profile (and, for the capabilities that own objects of their own, per
+// MultiKueueCluster, Argo CD cluster Secret and PlacementDecision slice, as
+// the API server's audit log counts them), idle writes, restart resync,
+// change propagation, deletion and memory; then the profile writes under
+// churn, with the facts' write budget and without. See `make bench`.
 package main
 
 import (
@@ -106,7 +108,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.idle, "idle", 10*time.Second, "How long to watch the converged manager for writes it should not send.")
 	fs.StringVar(&c.jsonPath, "json", "", "Also write the results as JSON to this file.")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Minute, "Give up after this long.")
-	gateList := fs.String("gates", "mirror", "Capabilities to run: all, or a comma-separated list of "+strings.Join(gateNames(), ", ")+" (the mirror always runs).")
+	gateList := fs.String("gates", "mirror", "Capabilities to run: all, or a comma-separated list of "+strings.Join(gateNames(), ", ")+" (the mirror always runs; argocd brings direct along unless proxy runs, for the entry its cluster Secrets use).")
 	fs.IntVar(&c.msas, "msas", 1, "Labelled ManagedServiceAccounts per cluster (K token copies per profile) when the credsync gate is on.")
 	fs.IntVar(&c.rotationSamples, "rotation-samples", 50, "Tokens rotated one at a time to time a single rotation (credsync).")
 	fs.StringVar(&c.upstreamPath, "upstream", "", "Path to OCM's own mirror (bin/ocm/upstream-clusterprofile-mirror, built by `make ocm-binaries`) to measure on the same world; empty skips it.")

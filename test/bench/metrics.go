@@ -169,6 +169,19 @@ func (s metricSet) mirrorReconciles() int {
 	return int(s.sum("controller_runtime_reconcile_total", mirrorController))
 }
 
+// keysQueued is how many keys every queue took (workqueue_adds_total), in
+// all and by queue.
+func (s metricSet) keysQueued() (int, map[string]int) {
+	total, byQueue := 0, map[string]int{}
+	for _, smp := range s {
+		if smp.name == "workqueue_adds_total" {
+			byQueue[smp.labels["name"]] += int(smp.value)
+			total += int(smp.value)
+		}
+	}
+	return total, byQueue
+}
+
 // busy tells whether any controller has queued work or a reconcile running.
 func (s metricSet) busy() bool {
 	return s.sum("workqueue_depth", nil) > 0 || s.sum("controller_runtime_active_workers", nil) > 0

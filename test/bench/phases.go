@@ -32,9 +32,14 @@ const (
 
 // coldConvergence starts the manager on the untouched world and times it
 // until every desired profile exists with its full status and, with the
-// syncer, every token copy exists.
+// syncer, every token copy exists, and every object the capabilities own is
+// as wanted.
 func (b *bench) coldConvergence(ctx context.Context) error {
 	profileWritesBefore, err := b.apiServer.profileWrites(ctx)
+	if err != nil {
+		return err
+	}
+	ownedBefore, err := b.audit.read()
 	if err != nil {
 		return err
 	}
@@ -56,6 +61,10 @@ func (b *bench) coldConvergence(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ownedAfter, err := b.audit.read()
+	if err != nil {
+		return err
+	}
 	writes := set.writes()
 	b.res.Cold = &coldResult{
 		APIServerProfileWrites:   profileWritesAfter - profileWritesBefore,
@@ -69,6 +78,7 @@ func (b *bench) coldConvergence(ctx context.Context) error {
 		Reconciles:               set.reconciles(),
 		Writes:                   writes,
 		WritesPerProfile:         float64(writes.Total) / float64(b.world.profileCount()),
+		Owned:                    b.ownedResults(ownedAfter.minus(ownedBefore), m.started),
 	}
 	if copies := b.world.copyCount(); copies > 0 {
 		_, at := b.copies.allCurrent()
@@ -79,20 +89,31 @@ func (b *bench) coldConvergence(ctx context.Context) error {
 	return nil
 }
 
-// waitConverged waits until every profile is complete and every token copy
-// carries its token, returning when the last of them got there.
+// waitConverged waits until every profile is complete, every token copy
+// carries its token and every owned object is as wanted, returning when the
+// last of them got there.
 func (b *bench) waitConverged(ctx context.Context, m *managerProcess) (time.Time, error) {
 	profiles, copies := b.world.profileCount(), b.world.copyCount()
 	doneAt, err := b.waitFor(ctx, m, func() time.Time {
 		at := b.obs.convergence().allCompleteAt
-		if at.IsZero() || copies == 0 {
+		if at.IsZero() {
 			return at
 		}
-		_, copiesAt := b.copies.allCurrent()
-		if copiesAt.IsZero() {
-			return copiesAt
+		if copies > 0 {
+			_, copiesAt := b.copies.allCurrent()
+			if copiesAt.IsZero() {
+				return copiesAt
+			}
+			at = maxTime(at, copiesAt)
 		}
-		return maxTime(at, copiesAt)
+		for _, o := range b.owned {
+			_, _, ownedAt := o.allCurrent()
+			if ownedAt.IsZero() {
+				return ownedAt
+			}
+			at = maxTime(at, ownedAt)
+		}
+		return at
 	}, func() string {
 		c := b.obs.convergence()
 		line := fmt.Sprintf("%d/%d profiles exist, %d complete", c.existing, profiles, c.complete)
@@ -100,18 +121,50 @@ func (b *bench) waitConverged(ctx context.Context, m *managerProcess) (time.Time
 			current, _ := b.copies.allCurrent()
 			line += fmt.Sprintf(", %d/%d token copies", current, copies)
 		}
-		return line + "; " + m.name + ": " + m.status()
+		return line + b.ownedProgress() + "; " + m.name + ": " + m.status()
 	})
 	if err != nil {
-		return time.Time{}, fmt.Errorf("waiting for every profile and copy: %w", err)
+		return time.Time{}, fmt.Errorf("waiting for every profile, copy and owned object: %w", err)
 	}
 	return doneAt, nil
+}
+
+// ownedProgress is how far the owned objects are, for progress lines.
+func (b *bench) ownedProgress() string {
+	line := ""
+	for _, o := range b.owned {
+		current, target, _ := o.allCurrent()
+		line += fmt.Sprintf(", %d/%d %ss", current, target, o.kind.kind)
+	}
+	return line
+}
+
+// ownedResults are each owned kind's writes, and when all its objects came
+// to be as wanted when started is set.
+func (b *bench) ownedResults(writes ownedWrites, started time.Time) []ownedResult {
+	var out []ownedResult
+	for _, o := range b.owned {
+		_, objects, at := o.allCurrent()
+		r := ownedResult{Gate: o.kind.gate, Kind: o.kind.kind, Objects: objects, Writes: writes[o.kind.gate]}
+		if objects > 0 {
+			r.WritesPerObject = float64(r.Writes) / float64(objects)
+		}
+		if !started.IsZero() && !at.IsZero() {
+			r.CompleteSeconds = at.Sub(started).Seconds()
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // idle watches the converged manager for writes it has no reason to send.
 func (b *bench) idle(ctx context.Context) error {
 	m := b.manager
 	before, err := m.scrape(ctx)
+	if err != nil {
+		return err
+	}
+	ownedBefore, err := b.audit.read()
 	if err != nil {
 		return err
 	}
@@ -123,10 +176,15 @@ func (b *bench) idle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ownedAfter, err := b.audit.read()
+	if err != nil {
+		return err
+	}
 	b.res.Idle = &idleResult{
 		Seconds:    b.cfg.idle.Seconds(),
 		Reconciles: after.reconciles() - before.reconciles(),
 		Writes:     after.writes().minus(before.writes()),
+		Owned:      b.ownedResults(ownedAfter.minus(ownedBefore), time.Time{}),
 	}
 	b.progress.logf("idle: writes %s", b.res.Idle.Writes)
 	return nil
@@ -138,6 +196,10 @@ func (b *bench) idle(ctx context.Context) error {
 func (b *bench) restartResync(ctx context.Context) error {
 	stopErr := b.stopManager()
 	stopped := b.res.Memory[len(b.res.Memory)-1]
+	ownedBefore, err := b.audit.read()
+	if err != nil {
+		return err
+	}
 	m, err := b.startManager("restarted")
 	if err != nil {
 		return err
@@ -146,16 +208,24 @@ func (b *bench) restartResync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b.res.Restart = &restartResult{
-		ShutdownSeconds: stopped.ShutdownSeconds,
-		CleanExit:       stopErr == nil,
-		ExitError:       stopped.ExitError,
-		ResyncSeconds:   quietAt.Sub(m.started).Seconds(),
-		Reconciles:      set.reconciles(),
-		Writes:          set.writes(),
+	ownedAfter, err := b.audit.read()
+	if err != nil {
+		return err
 	}
-	b.progress.logf("restart: resynced %d reconciles in %s; writes %s",
-		set.reconciles(), formatDuration(quietAt.Sub(m.started)), b.res.Restart.Writes)
+	keys, byQueue := set.keysQueued()
+	b.res.Restart = &restartResult{
+		ShutdownSeconds:  stopped.ShutdownSeconds,
+		CleanExit:        stopErr == nil,
+		ExitError:        stopped.ExitError,
+		ResyncSeconds:    quietAt.Sub(m.started).Seconds(),
+		Reconciles:       set.reconciles(),
+		KeysQueued:       keys,
+		KeysByController: byQueue,
+		Writes:           set.writes(),
+		Owned:            b.ownedResults(ownedAfter.minus(ownedBefore), time.Time{}),
+	}
+	b.progress.logf("restart: resynced %d reconciles (%d keys queued) in %s; writes %s",
+		set.reconciles(), keys, formatDuration(quietAt.Sub(m.started)), b.res.Restart.Writes)
 	return nil
 }
 
@@ -254,7 +324,8 @@ func setAvailable(ctx context.Context, c client.Client, name string, status meta
 }
 
 // deletion deletes one namespace's binding and times the removal of every
-// profile there.
+// profile there, with its token copies and the owned objects that go with
+// them.
 func (b *bench) deletion(ctx context.Context) error {
 	m := b.manager
 	ns := b.world.namespaces[0]
@@ -270,27 +341,8 @@ func (b *bench) deletion(ctx context.Context) error {
 	sent := time.Now()
 	waitCtx, cancel := context.WithTimeout(ctx, changeTimeout)
 	defer cancel()
-	gone, err := b.waitFor(waitCtx, m, func() time.Time {
-		left, emptiedAt := b.obs.namespace(ns)
-		if left > 0 {
-			return time.Time{}
-		}
-		if b.copies != nil {
-			copiesLeft, copiesGoneAt := b.copies.inNamespace(ns)
-			if copiesLeft > 0 {
-				return time.Time{}
-			}
-			emptiedAt = maxTime(emptiedAt, copiesGoneAt)
-		}
-		return emptiedAt
-	}, func() string {
-		left, _ := b.obs.namespace(ns)
-		line := fmt.Sprintf("deletion: %d profiles left in %s", left, ns)
-		if b.copies != nil {
-			copiesLeft, _ := b.copies.inNamespace(ns)
-			line += fmt.Sprintf(", %d token copies", copiesLeft)
-		}
-		return line + "; manager: " + m.status()
+	gone, err := b.waitFor(waitCtx, m, func() time.Time { return b.emptiedAt(ns) }, func() string {
+		return "deletion: " + b.leftIn(ns) + "; manager: " + m.status()
 	})
 	if err != nil {
 		return err
@@ -303,12 +355,52 @@ func (b *bench) deletion(ctx context.Context) error {
 		Namespace: ns,
 		Profiles:  len(b.world.clusters),
 		Copies:    len(b.world.bundle.tokens),
+		Owned:     b.world.ownedIn(ns),
 		Seconds:   max(gone.Sub(sent), 0).Seconds(),
 		Writes:    after.writes().minus(before.writes()),
 	}
 	b.progress.logf("deletion: %d profiles gone in %s; writes %s",
 		len(b.world.clusters), formatDuration(gone.Sub(sent)), b.res.Deletion.Writes)
 	return nil
+}
+
+// emptiedAt is when namespace last held no profile, token copy or owned
+// object; zero while it holds one.
+func (b *bench) emptiedAt(ns string) time.Time {
+	left, emptiedAt := b.obs.namespace(ns)
+	if left > 0 {
+		return time.Time{}
+	}
+	if b.copies != nil {
+		copiesLeft, copiesGoneAt := b.copies.inNamespace(ns)
+		if copiesLeft > 0 {
+			return time.Time{}
+		}
+		emptiedAt = maxTime(emptiedAt, copiesGoneAt)
+	}
+	for _, o := range b.owned {
+		ownedLeft, ownedGoneAt := o.inNamespace(ns)
+		if ownedLeft > 0 {
+			return time.Time{}
+		}
+		emptiedAt = maxTime(emptiedAt, ownedGoneAt)
+	}
+	return emptiedAt
+}
+
+// leftIn says what namespace still holds, for progress lines.
+func (b *bench) leftIn(ns string) string {
+	left, _ := b.obs.namespace(ns)
+	line := fmt.Sprintf("%d profiles left in %s", left, ns)
+	if b.copies != nil {
+		copiesLeft, _ := b.copies.inNamespace(ns)
+		line += fmt.Sprintf(", %d token copies", copiesLeft)
+	}
+	for _, o := range b.owned {
+		ownedLeft, _ := o.inNamespace(ns)
+		line += fmt.Sprintf(", %d %ss", ownedLeft, o.kind.kind)
+	}
+	return line
 }
 
 // waitFor polls reachedAt, which reads the observer's in-memory state, until

@@ -110,10 +110,15 @@ func (b *bench) rotateAll(ctx context.Context, m *managerProcess) (*bulkRotation
 }
 
 // caRotation renews cluster-proxy's user server certificate and times it
-// reaching every profile.
+// reaching every profile and, when they use cluster-proxy's entry, every
+// Argo CD cluster Secret.
 func (b *bench) caRotation(ctx context.Context) error {
 	m := b.manager
 	before, err := m.scrape(ctx)
+	if err != nil {
+		return err
+	}
+	ownedBefore, err := b.audit.read()
 	if err != nil {
 		return err
 	}
@@ -125,15 +130,24 @@ func (b *bench) caRotation(ctx context.Context) error {
 		return err
 	}
 	sent := time.Now()
+	// Argo CD's cluster Secrets carry the CA of the entry they use.
+	argoCD := b.ownedObserverOf("argocd")
+	if argoCD != nil {
+		argoCD.expect(b.world.wantArgoCD())
+	}
 	target := b.world.profileCount()
-	doneAt, err := b.waitFor(ctx, m, func() time.Time { return b.obs.convergence().allCompleteAt }, func() string {
-		return fmt.Sprintf("CA rotation: %d/%d profiles carry the new certificate; manager: %s",
-			b.obs.convergence().complete, target, m.status())
+	doneAt, err := b.waitFor(ctx, m, func() time.Time { return b.caRotatedAt(argoCD) }, func() string {
+		return fmt.Sprintf("CA rotation: %d/%d profiles carry the new certificate%s; manager: %s",
+			b.obs.convergence().complete, target, b.ownedProgress(), m.status())
 	})
 	if err != nil {
 		return err
 	}
 	_, after, err := b.waitQuiet(ctx, m, 0)
+	if err != nil {
+		return err
+	}
+	ownedAfter, err := b.audit.read()
 	if err != nil {
 		return err
 	}
@@ -144,6 +158,13 @@ func (b *bench) caRotation(ctx context.Context) error {
 	}
 	if copies := b.world.copyCount(); copies > 0 {
 		b.res.CARotation.CopyWritesPerCopy = float64(writes.ByWriter[credsync.FieldManager]) / float64(copies)
+	}
+	if argoCD != nil {
+		for _, o := range b.ownedResults(ownedAfter.minus(ownedBefore), sent) {
+			if o.Gate == "argocd" {
+				b.res.CARotation.ArgoCD = &o
+			}
+		}
 	}
 	b.progress.logf("CA rotation: %d profiles in %s; writes %s", target, formatDuration(doneAt.Sub(sent)), writes)
 	return nil
@@ -161,4 +182,30 @@ func summarize(took []time.Duration) latencies {
 		P99Millis: millis(percentile(took, 0.99)),
 		MaxMillis: millis(took[len(took)-1]),
 	}
+}
+
+// caRotatedAt is when every profile, and every Argo CD cluster Secret when
+// argoCD observes them, last came to carry the current certificate; zero
+// while one does not.
+func (b *bench) caRotatedAt(argoCD *ownedObserver) time.Time {
+	at := b.obs.convergence().allCompleteAt
+	if argoCD == nil || at.IsZero() {
+		return at
+	}
+	_, _, secretsAt := argoCD.allCurrent()
+	if secretsAt.IsZero() {
+		return secretsAt
+	}
+	return maxTime(at, secretsAt)
+}
+
+// ownedObserverOf is the observer of the objects the gate's capability
+// owns; nil when it does not run.
+func (b *bench) ownedObserverOf(gate string) *ownedObserver {
+	for _, o := range b.owned {
+		if o.kind.gate == gate {
+			return o
+		}
+	}
+	return nil
 }

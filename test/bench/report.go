@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +23,9 @@ type results struct {
 	// Gates are the capabilities the manager ran with.
 	Gates       string `json:"gates"`
 	TokenCopies int    `json:"tokenCopies,omitempty"`
+	// OwnedWorld says where the capabilities that own objects find what
+	// they read (Kueue's and Argo CD's namespaces, the Placements).
+	OwnedWorld string `json:"ownedWorld,omitempty"`
 	// QPS is the client QPS of the manager and the floor; -1 is unthrottled.
 	QPS     float64 `json:"qps"`
 	Burst   int     `json:"burst,omitempty"`
@@ -64,10 +69,12 @@ type machineInfo struct {
 
 type floorResult struct {
 	// Writes says which writes each profile took.
-	Writes            string  `json:"writes"`
-	Seconds           float64 `json:"seconds"`
-	Requests          int     `json:"requests"`
-	RequestsPerSecond float64 `json:"requestsPerSecond"`
+	Writes string `json:"writes"`
+	// Owned are, by gate, the writes of the objects the capabilities own.
+	Owned             ownedWrites `json:"owned,omitempty"`
+	Seconds           float64     `json:"seconds"`
+	Requests          int         `json:"requests"`
+	RequestsPerSecond float64     `json:"requestsPerSecond"`
 }
 
 type coldResult struct {
@@ -94,12 +101,29 @@ type coldResult struct {
 	APIServerProfileWrites int `json:"apiServerProfileWrites"`
 	// CopyWritesPerCopy is the syncer's writes over the copies it made.
 	CopyWritesPerCopy float64 `json:"copyWritesPerCopy,omitempty"`
+	// Owned are the writes of the objects the capabilities own.
+	Owned []ownedResult `json:"owned,omitempty"`
+}
+
+// ownedResult is one capability's writes to the objects it owns, as the
+// API server counted them (its audit log).
+type ownedResult struct {
+	Gate            string  `json:"gate"`
+	Kind            string  `json:"kind"`
+	Objects         int     `json:"objects"`
+	Writes          int     `json:"writes"`
+	WritesPerObject float64 `json:"writesPerObject"`
+	// CompleteSeconds, on a cold start, is when every object was first as
+	// wanted, from the process start (the ConvergedSeconds held against the
+	// floor include it).
+	CompleteSeconds float64 `json:"completeSeconds,omitempty"`
 }
 
 type idleResult struct {
-	Seconds    float64     `json:"seconds"`
-	Reconciles int         `json:"reconciles"`
-	Writes     writeCounts `json:"writes"`
+	Seconds    float64       `json:"seconds"`
+	Reconciles int           `json:"reconciles"`
+	Writes     writeCounts   `json:"writes"`
+	Owned      []ownedResult `json:"owned,omitempty"`
 }
 
 type restartResult struct {
@@ -107,9 +131,15 @@ type restartResult struct {
 	CleanExit       bool    `json:"cleanExit"`
 	ExitError       string  `json:"exitError,omitempty"`
 	// ResyncSeconds runs from the new process's start until it settled.
-	ResyncSeconds float64     `json:"resyncSeconds"`
-	Reconciles    int         `json:"reconciles"`
-	Writes        writeCounts `json:"writes"`
+	ResyncSeconds float64 `json:"resyncSeconds"`
+	Reconciles    int     `json:"reconciles"`
+	// KeysQueued are the keys the restart queued (workqueue_adds_total),
+	// KeysByController by queue: every controller's, the addon
+	// framework's queues too.
+	KeysQueued       int            `json:"keysQueued"`
+	KeysByController map[string]int `json:"keysByController,omitempty"`
+	Writes           writeCounts    `json:"writes"`
+	Owned            []ownedResult  `json:"owned,omitempty"`
 }
 
 type propagationResult struct {
@@ -173,13 +203,20 @@ type caRotationResult struct {
 	// CopyWritesPerCopy is the syncer's writes over the copies, whose
 	// published-servers record carries the CA: one each, when it runs.
 	CopyWritesPerCopy float64 `json:"copyWritesPerCopy,omitempty"`
+	// ArgoCD is the Argo CD integration's writes of its cluster Secrets,
+	// whose config carries the CA, when it uses cluster-proxy's entry.
+	ArgoCD *ownedResult `json:"argoCD,omitempty"`
 }
 
 type deletionResult struct {
 	Namespace string `json:"namespace"`
 	Profiles  int    `json:"profiles"`
-	// Copies are the token copies revoked with the profiles.
+	// Copies are the token copies revoked with the profiles; Owned the
+	// objects the capabilities own that go with them (the namespace's
+	// slices, and its MultiKueueClusters or cluster Secrets when it is
+	// Kueue's or Argo CD's).
 	Copies  int         `json:"copies,omitempty"`
+	Owned   int         `json:"owned,omitempty"`
 	Seconds float64     `json:"seconds"`
 	Writes  writeCounts `json:"writes"`
 }
@@ -320,6 +357,9 @@ func printReport(out io.Writer, r *results) {
 	if r.TokenCopies > 0 {
 		t.row("token copies", fmt.Sprintf("%d (%d per profile)", r.TokenCopies, r.TokenCopies/r.Profiles), "")
 	}
+	if r.OwnedWorld != "" {
+		t.row("owned objects' world", r.OwnedWorld, "")
+	}
 	printConvergence(t, r)
 	printRotations(t, r)
 	printChanges(t, r)
@@ -334,6 +374,9 @@ func printConvergence(t table, r *results) {
 	if f := r.Floor; f != nil {
 		t.section("Floor (API server, same writes, 16 workers)")
 		t.row("writes per profile", f.Writes, "")
+		if len(f.Owned) > 0 {
+			t.row("writes of owned objects", describeOwned(f.Owned), "")
+		}
 		t.row("time", fmt.Sprintf("%s (%d requests, %.0f/s)", formatSeconds(f.Seconds), f.Requests, f.RequestsPerSecond), "")
 	}
 	if c := r.Cold; c != nil {
@@ -344,6 +387,9 @@ func printConvergence(t table, r *results) {
 		if c.AllCopiesSeconds > 0 {
 			t.row("all token copies made", formatSeconds(c.AllCopiesSeconds), "")
 		}
+		for _, o := range c.Owned {
+			t.row("all "+ownedKindOf(o.Gate).short+"s complete", formatSeconds(o.CompleteSeconds), "")
+		}
 		t.row("ours / floor", fmt.Sprintf("%.2f× (%.2f× counting from the first profile)",
 			c.RatioToFloor, c.RatioToFloorAfterStartup), verdict(c.RatioToFloor <= 1.3, "≤ 1.3×"))
 		t.row("settled", fmt.Sprintf("%s (%d reconciles)", formatSeconds(c.QuietSeconds), c.Reconciles), "")
@@ -351,14 +397,19 @@ func printConvergence(t table, r *results) {
 		floor := float64(r.Floor.Requests) / float64(r.Profiles)
 		t.row("writes / profile", fmt.Sprintf("%.4f (profile writes the API server served: %.4f)",
 			c.WritesPerProfile, float64(c.APIServerProfileWrites)/float64(r.Profiles)),
-			verdict(c.WritesPerProfile <= floor, fmt.Sprintf("≤ %.0f, the floor's", floor)))
+			verdict(c.WritesPerProfile <= floor, fmt.Sprintf("≤ %.4g, the floor's", floor)))
 		if r.TokenCopies > 0 {
 			t.row("syncer writes / copy", fmt.Sprintf("%.4f", c.CopyWritesPerCopy), verdict(c.CopyWritesPerCopy <= 1, "1.0"))
+		}
+		for _, o := range c.Owned {
+			t.row("writes / "+ownedKindOf(o.Gate).short, fmt.Sprintf("%.4f (%s: %d writes, %d objects)", o.WritesPerObject, o.Gate, o.Writes, o.Objects),
+				verdict(o.exact(), "1.0"))
 		}
 	}
 	if i := r.Idle; i != nil {
 		t.section(fmt.Sprintf("Idle (%s after convergence)", formatSeconds(i.Seconds)))
 		t.row("writes", i.Writes.String(), verdict(i.Writes.Total == 0, "0"))
+		printOwnedWrites(t, i.Owned)
 		t.row("reconciles", fmt.Sprint(i.Reconciles), "")
 	}
 	if s := r.Restart; s != nil {
@@ -369,7 +420,9 @@ func printConvergence(t table, r *results) {
 		}
 		t.row("shutdown on SIGTERM", fmt.Sprintf("%s, %s", formatSeconds(s.ShutdownSeconds), exit), verdict(s.CleanExit, "clean"))
 		t.row("resync time", fmt.Sprintf("%s (%d reconciles)", formatSeconds(s.ResyncSeconds), s.Reconciles), "")
+		t.row("keys queued", fmt.Sprintf("%d (%s)", s.KeysQueued, byName(s.KeysByController)), "")
 		t.row("writes", s.Writes.String(), verdict(s.Writes.Total == 0, "0"))
+		printOwnedWrites(t, s.Owned)
 	}
 }
 
@@ -386,7 +439,8 @@ func printChanges(t table, r *results) {
 	if d := r.Deletion; d != nil {
 		t.section(fmt.Sprintf("Deletion (binding in %s, %d profiles)", d.Namespace, d.Profiles))
 		t.row("all gone", formatSeconds(d.Seconds), "")
-		t.row("writes", d.Writes.String(), verdict(d.Writes.Total == d.Profiles+d.Copies, fmt.Sprint(d.Profiles+d.Copies)))
+		want := d.Profiles + d.Copies + d.Owned
+		t.row("writes", d.Writes.String(), verdict(d.Writes.Total == want, fmt.Sprint(want)))
 	}
 }
 
@@ -497,7 +551,51 @@ func printRotations(t table, r *results) {
 		if c.CopyWritesPerCopy > 0 {
 			t.row("syncer writes / copy", fmt.Sprintf("%.4f", c.CopyWritesPerCopy), verdict(c.CopyWritesPerCopy == 1, "1.0"))
 		}
+		if a := c.ArgoCD; a != nil {
+			t.row("writes / Argo CD Secret", fmt.Sprintf("%.4f (%d writes, all updated after %s)", a.WritesPerObject, a.Writes,
+				formatSeconds(a.CompleteSeconds)), verdict(a.exact(), "1.0"))
+		}
 	}
+}
+
+// exact tells whether the capability wrote each object exactly once.
+func (o ownedResult) exact() bool { return o.Objects > 0 && o.Writes == o.Objects }
+
+// printOwnedWrites prints, on one row, the writes of the objects the
+// capabilities own, which must be none.
+func printOwnedWrites(t table, owned []ownedResult) {
+	if len(owned) == 0 {
+		return
+	}
+	parts, total := make([]string, len(owned)), 0
+	for i, o := range owned {
+		parts[i] = fmt.Sprintf("%s %d", o.Gate, o.Writes)
+		total += o.Writes
+	}
+	t.row("writes of owned objects", strings.Join(parts, ", "), verdict(total == 0, "0"))
+}
+
+// describeOwned lists the floor's writes of owned objects, in report
+// order.
+func describeOwned(writes ownedWrites) string {
+	var parts []string
+	for _, k := range ownedKinds {
+		if n, ok := writes[k.gate]; ok {
+			parts = append(parts, fmt.Sprintf("%d %s %s", n, k.kind, k.floorWrite))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// byName lists the counts that are not 0 by name, in name order.
+func byName(counts map[string]int) string {
+	parts := make([]string, 0, len(counts))
+	for _, name := range slices.Sorted(maps.Keys(counts)) {
+		if counts[name] != 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", name, counts[name]))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // printUpstream prints OCM's own mirror on the same world.

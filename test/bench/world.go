@@ -35,6 +35,8 @@ type world struct {
 	// the cluster's profiles.
 	status map[string]mirror.Status
 	bundle bundleWorld
+	// owned is what the capabilities that own objects of their own read.
+	owned ownedWorld
 }
 
 // Claims a cluster may have; cluster i gets the first 3 + i%3 of them.
@@ -54,6 +56,7 @@ func newWorld(cfg config) *world {
 		set:    utiltesting.MakeClusterSet(setName).Selector(metav1.LabelSelector{}).Obj(),
 		status: make(map[string]mirror.Status, clusters),
 		bundle: newBundleWorld(cfg.gates, clusters, cfg.msas),
+		owned:  newOwnedWorld(cfg.gates, clusters, namespaces),
 	}
 	for i := range namespaces {
 		w.namespaces = append(w.namespaces, fmt.Sprintf("bench-%03d", i))
@@ -101,7 +104,8 @@ func (w *world) profileCount() int { return len(w.clusters) * len(w.namespaces) 
 
 // create makes the world in parallel: namespaces and the set, then clusters
 // and bindings, each with its status written through the status subresource
-// (the API server ignores status on create), as the hub's agents would.
+// (the API server ignores status on create), as the hub's agents would; then
+// what the capabilities beyond the mirror read.
 func (w *world) create(ctx context.Context, c client.Client) error {
 	if err := createNamespaces(ctx, c, w.namespaces); err != nil {
 		return err
@@ -120,7 +124,10 @@ func (w *world) create(ctx context.Context, c client.Client) error {
 	if err := w.createBindings(ctx, c, w.namespaces); err != nil {
 		return err
 	}
-	return w.createBundle(ctx, c)
+	if err := w.createBundle(ctx, c); err != nil {
+		return err
+	}
+	return w.createOwned(ctx, c)
 }
 
 func (w *world) createBindings(ctx context.Context, c client.Client, namespaces []string) error {

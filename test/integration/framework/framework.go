@@ -55,6 +55,9 @@ type Options struct {
 	WithoutCRDs []string
 	// KueueCRDs also installs Kueue's MultiKueue CRDs (KueueCRDFiles).
 	KueueCRDs bool
+	// APIServerFlags are extra kube-apiserver flags (name without dashes:
+	// value), e.g. the benchmark's audit log.
+	APIServerFlags map[string]string
 }
 
 // Start launches kube-apiserver and etcd and installs the CRDs.
@@ -77,6 +80,12 @@ func Start(opts Options) (*Env, error) {
 		BinaryAssetsDirectory: assets,
 		CRDInstallOptions:     envtest.CRDInstallOptions{CRDs: crds},
 		ErrorIfCRDPathMissing: true,
+	}
+	if len(opts.APIServerFlags) > 0 {
+		args := env.ControlPlane.GetAPIServer().Configure()
+		for flag, value := range opts.APIServerFlags {
+			args.Set(flag, value)
+		}
 	}
 	cfg, err := env.Start()
 	if err != nil {
