@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/component-base/featuregate"
+	"k8s.io/utils/clock"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -75,7 +76,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	r := &Reconciler{client: mgr.GetClient(), secrets: secrets, names: names, apiReader: mgr.GetAPIReader(),
-		recorder: eventnote.Truncating(mgr.GetEventRecorder(ControllerName)), settings: opts.Settings, reports: reportonce.New()}
+		recorder: eventnote.Truncating(mgr.GetEventRecorder(ControllerName)), clock: clock.RealClock{}, settings: opts.Settings, reports: reportonce.New()}
 	if opts.Entries != nil {
 		if r.entries, err = opts.Entries(mgr, opts.Gates); err != nil {
 			return err
@@ -85,7 +86,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts Options) error {
 		For(&cpv1alpha1.ClusterProfile{}, builder.WithPredicates(predicate.NewPredicateFuncs(r.inArgoCDNamespace))).
 		WatchesRawSource(source.Kind[client.Object](secrets, &corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.profileOfSecret))).
 		WatchesRawSource(source.Kind[client.Object](names, secretMetadata(), handler.EnqueueRequestsFromMapFunc(r.profileOfSecret)))
-	profiles := membership.ProfileMapper{Client: mgr.GetClient()}
+	profiles := membership.ProfileMapper{Client: mgr.GetClient(), Namespace: opts.Namespace}
 	b = profiles.Watch(b)
 	if r.entries != nil {
 		b = r.entries.Watch(b, profiles)

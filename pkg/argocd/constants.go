@@ -1,6 +1,8 @@
 package argocd
 
 import (
+	"time"
+
 	"open-cluster-management.io/clusterprofile-bundle/pkg/fieldmanager"
 )
 
@@ -37,6 +39,10 @@ const (
 
 	// ExecAPIVersion is the ExecCredential version cp-creds speaks.
 	ExecAPIVersion = "client.authentication.k8s.io/v1"
+
+	// statusSettle is the longest a new profile's cluster Secret waits for
+	// the profile's properties (awaitProperties).
+	statusSettle = 2 * time.Second
 )
 
 // Defaults of the capability's settings (the chart's argocd.* values).

@@ -16,6 +16,7 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -53,6 +54,7 @@ type Reconciler struct {
 	secrets, names, apiReader client.Reader
 	entries                   Entries
 	recorder                  events.EventRecorder
+	clock                     clock.PassiveClock
 	settings                  Settings
 	reports                   *reportonce.Memory
 }
@@ -82,6 +84,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.report(ctx, req, profile, served && entry == nil, act)
 	switch act {
 	case actionCreate:
+		if wait := awaitProperties(profile, r.clock.Now()); wait > 0 {
+			ctrl.LoggerFrom(ctx).V(4).Info("Waiting for the profile's properties before creating its Argo CD cluster Secret", "wait", wait)
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
 		return ctrl.Result{}, r.create(ctx, desired)
 	case actionApply:
 		return ctrl.Result{}, r.apply(ctx, desired)
@@ -136,12 +142,17 @@ func (r *Reconciler) existing(ctx context.Context, key types.NamespacedName) (*c
 	return current, current == nil && holder != nil, nil
 }
 
-// create makes the Secret; one that appeared meanwhile under the name is
-// left alone (its event brings the clash back).
+// create makes the Secret, unless the API server has one of the name
+// already: the cache had not caught up with our own create, or another
+// Secret appeared meanwhile; its event brings the profile back.
 func (r *Reconciler) create(ctx context.Context, want *corev1.Secret) error {
-	ctrl.LoggerFrom(ctx).V(2).Info("Creating Argo CD cluster Secret", "secret", client.ObjectKeyFromObject(want))
+	key := client.ObjectKeyFromObject(want)
+	if live, err := optional.Get(ctx, r.apiReader, key, &corev1.Secret{}); err != nil || live != nil {
+		return wrapf(err, "reading Secret %s", key)
+	}
+	ctrl.LoggerFrom(ctx).V(2).Info("Creating Argo CD cluster Secret", "secret", key)
 	err := r.client.Create(ctx, want.DeepCopy(), client.FieldOwner(FieldManager))
-	return wrapf(client.IgnoreAlreadyExists(err), "creating Secret %s", client.ObjectKeyFromObject(want))
+	return wrapf(client.IgnoreAlreadyExists(err), "creating Secret %s", key)
 }
 
 // apply brings our Secret in line, after checking on the API server that

@@ -3,6 +3,7 @@ package argocd
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -49,6 +51,18 @@ func argoCDWorld(bound bool, extra ...client.Object) []client.Object {
 	return append(objects, extra...)
 }
 
+// testNow is the reconciler's clock.
+var testNow = time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+
+// newProfile is c1's profile a second after its writer created it, before
+// it wrote the properties.
+func newProfile() *cpv1alpha1.ClusterProfile {
+	p := publishedProfile()
+	p.CreationTimestamp = metav1.NewTime(testNow.Add(-time.Second))
+	p.Status = cpv1alpha1.ClusterProfileStatus{}
+	return p
+}
+
 // written is wantSecret as this capability's field manager wrote it.
 func written() *corev1.Secret {
 	s := wantSecret("")
@@ -71,6 +85,8 @@ func TestReconcile(t *testing.T) {
 		entry      *cpv1alpha1.AccessProvider
 		want       map[string]*corev1.Secret
 		wantEvents []string
+		// wantRequeue is when Reconcile asks to come back.
+		wantRequeue time.Duration
 	}{
 		"a published profile gets its cluster Secret": {
 			objects: argoCDWorld(true), entry: proxyEntry(),
@@ -90,6 +106,11 @@ func TestReconcile(t *testing.T) {
 			objects: argoCDWorld(false, handMade()), entry: proxyEntry(),
 			want: map[string]*corev1.Secret{"cluster-c1": handMade()},
 		},
+		"a profile created a second ago, its properties not written yet: no Secret yet, back once it may be": {
+			objects: []client.Object{utiltesting.MakeManagedCluster("c1").ClusterSet("prod").Obj(), utiltesting.MakeClusterSet("prod").Obj(),
+				utiltesting.NamespaceObj("argocd"), utiltesting.MakeBinding("argocd", "prod").Bound(true).Obj(), newProfile()},
+			entry: proxyEntry(), want: map[string]*corev1.Secret{}, wantRequeue: time.Second,
+		},
 		"no entry published: none, reported": {
 			objects: argoCDWorld(true),
 			want:    map[string]*corev1.Secret{},
@@ -102,11 +123,15 @@ func TestReconcile(t *testing.T) {
 			c := fakeclient.Builder(tc.objects...).WithReturnManagedFields().Build()
 			recorder := events.NewFakeRecorder(10)
 			r := &Reconciler{client: c, secrets: labelledOnly{c}, names: c, apiReader: c, entries: publishes{tc.entry},
-				recorder: recorder, settings: testSettings, reports: reportonce.New()}
+				recorder: recorder, clock: clocktesting.NewFakePassiveClock(testNow), settings: testSettings, reports: reportonce.New()}
 			req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "argocd", Name: "c1"}}
 
-			if _, err := r.Reconcile(context.Background(), req); err != nil {
+			result, err := r.Reconcile(context.Background(), req)
+			if err != nil {
 				t.Fatalf("Reconcile: %v", err)
+			}
+			if result.RequeueAfter != tc.wantRequeue {
+				t.Errorf("RequeueAfter = %s, want %s", result.RequeueAfter, tc.wantRequeue)
 			}
 
 			got := fakeclient.SecretsIn(t, c, "argocd")

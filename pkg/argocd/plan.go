@@ -3,8 +3,10 @@ package argocd
 import (
 	"bytes"
 	"maps"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 )
 
 // action is what one profile's cluster Secret needs.
@@ -58,4 +60,18 @@ func upToDate(current, desired *corev1.Secret) bool {
 		}
 	}
 	return false
+}
+
+// awaitProperties is how long a new profile's cluster Secret waits before
+// it is created: while the profile has no property yet, for at most
+// statusSettle from the profile's creation. Its writer adds the standard
+// properties, which become the Secret's labels, in a second request after
+// the create (the status), and other writers may write the status before
+// it; created without them, the Secret would be written a second time.
+// 0: create now.
+func awaitProperties(profile *cpv1alpha1.ClusterProfile, now time.Time) time.Duration {
+	if len(profile.Status.Properties) > 0 {
+		return 0
+	}
+	return min(max(profile.CreationTimestamp.Add(statusSettle).Sub(now), 0), statusSettle)
 }

@@ -2,9 +2,11 @@ package argocd
 
 import (
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 )
 
 func TestPlan(t *testing.T) {
@@ -37,6 +39,33 @@ func TestPlan(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := plan(tc.current, tc.taken, tc.desired); got != tc.want {
 				t.Errorf("plan = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestAwaitProperties(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	created := func(ago time.Duration, status cpv1alpha1.ClusterProfileStatus) *cpv1alpha1.ClusterProfile {
+		return &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(now.Add(-ago))}, Status: status}
+	}
+	byAnAccessProvider := cpv1alpha1.ClusterProfileStatus{Conditions: []metav1.Condition{{Type: "ClusterProxyAccess"}},
+		AccessProviders: []cpv1alpha1.AccessProvider{{Name: "open-cluster-management"}}}
+	withProperty := cpv1alpha1.ClusterProfileStatus{Properties: []cpv1alpha1.Property{{Name: "clusterset.k8s.io", Value: "prod"}}}
+	cases := map[string]struct {
+		profile *cpv1alpha1.ClusterProfile
+		want    time.Duration
+	}{
+		"just created, no property yet: wait the rest of statusSettle":       {profile: created(500*time.Millisecond, cpv1alpha1.ClusterProfileStatus{}), want: 1500 * time.Millisecond},
+		"an access provider wrote the status first: wait all the same":       {profile: created(0, byAnAccessProvider), want: statusSettle},
+		"no property statusSettle after its creation (none to come): create": {profile: created(statusSettle, cpv1alpha1.ClusterProfileStatus{}), want: 0},
+		"a property written: create":                                         {profile: created(0, withProperty), want: 0},
+		"created in the future (clocks apart): statusSettle at most":         {profile: created(-time.Hour, cpv1alpha1.ClusterProfileStatus{}), want: statusSettle},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := awaitProperties(tc.profile, now); got != tc.want {
+				t.Errorf("awaitProperties = %s, want %s", got, tc.want)
 			}
 		})
 	}

@@ -35,6 +35,11 @@ type ProfileMapper struct {
 	// (namekeys.Each); a binding or a namespace, which reach one namespace,
 	// still map to profile keys.
 	NameKeys bool
+	// Namespace, when set, limits the mapping to the profiles of that
+	// namespace, for a controller that acts on one namespace only: a
+	// restart's events for every cluster, set and binding then queue one
+	// key per profile there, not one per profile on the hub.
+	Namespace string
 }
 
 // Watch adds the membership watches to a controller keyed by profile.
@@ -52,7 +57,8 @@ func (m ProfileMapper) Watch(b *builder.Builder) *builder.Builder {
 // there can its selector or its deletion change what is served.
 func (m ProfileMapper) OfSet(ctx context.Context, obj client.Object) []reconcile.Request {
 	bindings := &clusterv1beta2.ManagedClusterSetBindingList{}
-	if err := m.Client.List(ctx, bindings, client.MatchingFields{BindingClusterSetKey: obj.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := m.Client.List(ctx, bindings, client.MatchingFields{BindingClusterSetKey: obj.GetName()}, client.InNamespace(m.Namespace),
+		client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing bindings of ManagedClusterSet", "managedClusterSet", obj.GetName())
 		return nil
 	}
@@ -62,30 +68,30 @@ func (m ProfileMapper) OfSet(ctx context.Context, obj client.Object) []reconcile
 	}
 	var requests []reconcile.Request
 	for ns := range namespaces {
-		requests = append(requests, m.profiles(ctx, client.InNamespace(ns))...)
+		requests = append(requests, m.profiles(ctx, ns)...)
 	}
 	return m.spread(requests)
 }
 
 // OfBinding maps a binding to the profiles in its namespace.
 func (m ProfileMapper) OfBinding(ctx context.Context, obj client.Object) []reconcile.Request {
-	return m.profiles(ctx, client.InNamespace(obj.GetNamespace()))
+	return m.profiles(ctx, obj.GetNamespace())
 }
 
 // OfNamespace maps a namespace to the profiles in it.
 func (m ProfileMapper) OfNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
-	return m.profiles(ctx, client.InNamespace(obj.GetName()))
+	return m.profiles(ctx, obj.GetName())
 }
 
 // All maps an event that can change every profile (a rotated CA, say) to
 // every profile.
 func (m ProfileMapper) All(ctx context.Context, _ client.Object) []reconcile.Request {
-	return m.spread(m.profiles(ctx))
+	return m.spread(m.profiles(ctx, ""))
 }
 
 // OfCluster maps a ManagedCluster to the profiles named after it.
 func (m ProfileMapper) OfCluster(ctx context.Context, obj client.Object) []reconcile.Request {
-	return m.spread(m.profiles(ctx, client.MatchingFields{clusterprofile.IndexByName: obj.GetName()}))
+	return m.spread(m.profiles(ctx, "", client.MatchingFields{clusterprofile.IndexByName: obj.GetName()}))
 }
 
 // spread is requests, which reach several namespaces, as one name key per
@@ -105,9 +111,17 @@ func (m ProfileMapper) spread(requests []reconcile.Request) []reconcile.Request 
 	return keys
 }
 
-func (m ProfileMapper) profiles(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
+// profiles lists the profiles in namespace ("": every namespace) as
+// requests; with Namespace set, only those there.
+func (m ProfileMapper) profiles(ctx context.Context, namespace string, opts ...client.ListOption) []reconcile.Request {
+	if m.Namespace != "" {
+		if namespace != "" && namespace != m.Namespace {
+			return nil
+		}
+		namespace = m.Namespace
+	}
 	list := &cpv1alpha1.ClusterProfileList{}
-	if err := m.Client.List(ctx, list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
+	if err := m.Client.List(ctx, list, append(opts, client.InNamespace(namespace), client.UnsafeDisableDeepCopy)...); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing ClusterProfiles")
 		return nil
 	}

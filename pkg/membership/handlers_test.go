@@ -16,11 +16,13 @@ import (
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
 
-// TestProfileMapperNameKeys: with NameKeys, an event that reaches several
+// TestProfileMapperKeys: with NameKeys, an event that reaches several
 // namespaces (every profile, a cluster's profiles, a set's) queues one name
 // key per cluster; one that reaches a single namespace (a binding) keeps its
-// profile keys, as does every event without NameKeys.
-func TestProfileMapperNameKeys(t *testing.T) {
+// profile keys, as does every event without NameKeys. With Namespace, every
+// event reaches the profiles of that namespace only, and an event about
+// another namespace none.
+func TestProfileMapperKeys(t *testing.T) {
 	objects := []client.Object{
 		utiltesting.MakeClusterSet("dev").Obj(),
 		utiltesting.MakeBinding("team-a", "dev").Bound(true).Obj(),
@@ -47,23 +49,36 @@ func TestProfileMapperNameKeys(t *testing.T) {
 		"a binding": func(m ProfileMapper) []reconcile.Request {
 			return m.OfBinding(context.Background(), utiltesting.MakeBinding("team-a", "dev").Obj())
 		},
+		"another binding": func(m ProfileMapper) []reconcile.Request {
+			return m.OfBinding(context.Background(), utiltesting.MakeBinding("team-b", "dev").Obj())
+		},
+		"a namespace": func(m ProfileMapper) []reconcile.Request {
+			return m.OfNamespace(context.Background(), utiltesting.NamespaceObj("team-a"))
+		},
 	}
+	teamA := []reconcile.Request{profile("team-a", "c1"), profile("team-a", "c2")}
+	teamB := []reconcile.Request{profile("team-b", "c1"), profile("team-b", "c2")}
 	tests := map[string]struct {
-		nameKeys bool
-		want     map[string][]reconcile.Request
+		nameKeys  bool
+		namespace string
+		want      map[string][]reconcile.Request
 	}{
 		"profile keys": {want: map[string][]reconcile.Request{
 			"every profile": every, "a cluster": {profile("team-a", "c1"), profile("team-b", "c1")},
-			"a set": every, "a binding": {profile("team-a", "c1"), profile("team-a", "c2")},
+			"a set": every, "a binding": teamA, "another binding": teamB, "a namespace": teamA,
 		}},
 		"name keys": {nameKeys: true, want: map[string][]reconcile.Request{
 			"every profile": {namekeys.Key("c1"), namekeys.Key("c2")}, "a cluster": {namekeys.Key("c1")},
-			"a set": {namekeys.Key("c1"), namekeys.Key("c2")}, "a binding": {profile("team-a", "c1"), profile("team-a", "c2")},
+			"a set": {namekeys.Key("c1"), namekeys.Key("c2")}, "a binding": teamA, "another binding": teamB, "a namespace": teamA,
+		}},
+		"one namespace": {namespace: "team-a", want: map[string][]reconcile.Request{
+			"every profile": teamA, "a cluster": {profile("team-a", "c1")},
+			"a set": teamA, "a binding": teamA, "another binding": nil, "a namespace": teamA,
 		}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			m := ProfileMapper{Client: c, NameKeys: tc.nameKeys}
+			m := ProfileMapper{Client: c, NameKeys: tc.nameKeys, Namespace: tc.namespace}
 			got := map[string][]reconcile.Request{}
 			for event, mapped := range events {
 				got[event] = mapped(m)

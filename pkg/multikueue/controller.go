@@ -65,7 +65,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
 		For(&cpv1alpha1.ClusterProfile{}, builder.WithPredicates(predicate.NewPredicateFuncs(r.inKueueNamespace))).
 		Watches(newUnstructured(ClusterKind), handler.EnqueueRequestsFromMapFunc(r.profileOfCluster))
-	return membership.ProfileMapper{Client: mgr.GetClient()}.Watch(b).Complete(r)
+	return membership.ProfileMapper{Client: mgr.GetClient(), Namespace: r.opts.Namespace}.Watch(b).Complete(r)
 }
 
 // Reconcile brings one MultiKueueCluster in line with its profile.

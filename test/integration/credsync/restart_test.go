@@ -3,7 +3,6 @@ package credsync_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -57,7 +56,7 @@ func TestARestartQueuesOneKeyPerCluster(t *testing.T) {
 		t.Fatalf("the hub holds %d profiles under %d names: nothing to fold", profiles, names.Len())
 	}
 	controllers := []string{credsync.ControllerName, accessprovider.DirectFieldManager}
-	before := queued(t, controllers)
+	before := framework.KeysQueued(t, controllers...)
 	profilesBefore := profileVersions(ctx, t)
 	secretWrites := framework.NewRequestCounter("secrets", "rs-")
 	framework.StartManager(t, env, framework.ManagerOptions{Gates: gates, Counter: secretWrites})
@@ -66,15 +65,7 @@ func TestARestartQueuesOneKeyPerCluster(t *testing.T) {
 	for _, name := range controllers {
 		want[name] = float64(names.Len())
 	}
-	keys := func() map[string]float64 {
-		after := queued(t, controllers)
-		for name := range after {
-			after[name] -= before[name]
-		}
-		return after
-	}
-	NewWithT(t).Eventually(keys, framework.Timeout, framework.Interval).Should(Equal(want), "keys queued by the restart")
-	NewWithT(t).Consistently(keys, 2*time.Second, framework.Interval).Should(Equal(want), "keys queued by the restart")
+	framework.ExpectKeysQueued(t, before, want)
 	if writes := secretWrites.Writes(); writes != 0 {
 		t.Errorf("the restart wrote Secrets %d times: %v", writes, secretWrites.Requests())
 	}
@@ -101,20 +92,6 @@ func hubKeys(ctx context.Context, t *testing.T) (sets.Set[string], int) {
 		names.Insert(s.Annotations["authentication.open-cluster-management.io/synced-from-cluster"])
 	}
 	return names, len(profiles.Items)
-}
-
-// queued is, per controller, how many keys its work queue has taken in.
-func queued(t *testing.T, controllers []string) map[string]float64 {
-	t.Helper()
-	out := map[string]float64{}
-	for _, name := range controllers {
-		v, _, err := framework.MetricValue("workqueue_adds_total", map[string]string{"name": name})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[name] = v
-	}
-	return out
 }
 
 // profileVersions is every profile's resourceVersion, by key.

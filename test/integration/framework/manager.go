@@ -69,6 +69,19 @@ func (c *RequestCounter) Writes() int {
 	return c.byMethod[http.MethodPost] + c.byMethod[http.MethodPut] + c.byMethod[http.MethodPatch] + c.byMethod[http.MethodDelete]
 }
 
+// Settled waits for the counted writes to stop (none for half a second)
+// and returns their count.
+func (c *RequestCounter) Settled() int {
+	for last := -1; ; {
+		time.Sleep(500 * time.Millisecond)
+		if n := c.Writes(); n == last {
+			return n
+		} else {
+			last = n
+		}
+	}
+}
+
 // Requests returns every counted request as "METHOD path?query".
 func (c *RequestCounter) Requests() []string {
 	c.mu.Lock()

@@ -143,19 +143,6 @@ func decide(ctx context.Context, t *testing.T, p *clusterv1beta1.Placement, clus
 	}
 }
 
-// writesSettle waits for the manager's writes to stop and returns their
-// count.
-func writesSettle(counter *framework.RequestCounter) int {
-	for last := -1; ; {
-		time.Sleep(500 * time.Millisecond)
-		if n := counter.Writes(); n == last {
-			return n
-		} else {
-			last = n
-		}
-	}
-}
-
 // TestSlicesFollowOCMsDecisionsWithOneWriteEach: a Placement choosing 150
 // clusters gets two slices referencing their profiles, in OCM's order; a
 // cluster OCM adds, one it drops, a profile that appears, a cluster that
@@ -177,7 +164,7 @@ func TestSlicesFollowOCMsDecisionsWithOneWriteEach(t *testing.T) {
 
 	took := expectSlices(t, ctx, ns, "gpus", framework.Timeout, view{"gpus-decision-1": clusters[:100], "gpus-decision-2": clusters[100:150]})
 	t.Logf("first slices after %s", took)
-	g.Expect(writesSettle(counter)).To(Equal(2), "one write per slice: %v", counter.Requests())
+	g.Expect(counter.Settled()).To(Equal(2), "one write per slice: %v", counter.Requests())
 	g.Eventually(func() ([]string, error) {
 		events, err := framework.EventsAbout(ctx, env.Client, "Placement", "gpus", placementdecision.ReasonClustersLeftOut)
 		notes := []string{}
@@ -231,11 +218,11 @@ func TestSlicesFollowOCMsDecisionsWithOneWriteEach(t *testing.T) {
 		}, view{"gpus-decision-1": append(slices.Clone(clusters[:10]), clusters[11:101]...), "gpus-decision-2": clusters[101:152]}, 1, [2]float64{1, 0}},
 	}
 	for _, step := range steps {
-		before := writesSettle(counter)
+		before := counter.Settled()
 		step.change()
 		took := expectSlices(t, ctx, ns, "gpus", within, step.want)
 		time.Sleep(time.Second) // a stray second write would come now
-		g.Expect(writesSettle(counter)-before).To(Equal(step.writes), "%s: the manager's writes: %v", step.name, counter.Requests()[before:])
+		g.Expect(counter.Settled()-before).To(Equal(step.writes), "%s: the manager's writes: %v", step.name, counter.Requests()[before:])
 		t.Logf("%s: the slices followed after %s", step.name, took)
 		for i, reason := range []string{placementdecision.LeftOutUnpublished, placementdecision.LeftOutNoProfile} {
 			value, _, err := framework.MetricValue("clusterprofile_placement_clusters_left_out", map[string]string{"reason": reason})
