@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
@@ -82,7 +83,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	}
 	recorder := eventnote.Truncating(mgr.GetEventRecorder(ControllerName))
 	r := &Reconciler{client: mgr.GetClient(), slices: slices, apiReader: mgr.GetAPIReader(), recorder: recorder, managerName: opts.ManagerName,
-		upstream: &coexistence.Guard{Recorder: recorder, BuiltIn: &builtInWriter}, reports: reportonce.New(), leftOut: newLeftOutCounts()}
+		upstream: &coexistence.Guard{Recorder: recorder, BuiltIn: &builtInWriter}, reports: reportonce.New(), leftOut: newLeftOutCounts(),
+		holds: newHolds(), clock: clock.RealClock{}}
 	m := mapper{client: mgr.GetClient()}
 	b := ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1)}).

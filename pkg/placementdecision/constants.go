@@ -1,6 +1,8 @@
 package placementdecision
 
 import (
+	"time"
+
 	"open-cluster-management.io/clusterprofile-bundle/pkg/fieldmanager"
 )
 
@@ -29,6 +31,15 @@ const (
 	// names them after those: turning that writer off hands its slices
 	// over in place.
 	nameInfix = "-decision-"
+
+	// settleFor is how long a Placement's slices wait for the next of the
+	// profiles they lack while those keep appearing (holdWrite): longer
+	// than the gaps between the mirror's writes of one namespace's profiles.
+	settleFor = 5 * time.Second
+	// maxHold bounds how long slices wait for profiles that keep appearing:
+	// longer than the mirror takes to publish OCM's largest fleets from a
+	// cold start.
+	maxHold = 10 * time.Minute
 )
 
 // Why a cluster a Placement chose is left out of its slices.

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
@@ -44,6 +45,10 @@ type Reconciler struct {
 	upstream          *coexistence.Guard
 	reports           *reportonce.Memory
 	leftOut           *leftOutCounts
+	// holds are the Placements whose slices wait for the profiles of the
+	// clusters they chose (holdWrite); clock times them.
+	holds *holds
+	clock clock.PassiveClock
 }
 
 // Reconcile brings one Placement's slices in line.
@@ -60,8 +65,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	r.report(ctx, req, world.Placement, desired.LeftOut)
 	p := plan(existing, desired.Slices)
+	if !p.Empty() {
+		if wait := r.holds.wait(req.NamespacedName, existing, desired, r.clock.Now()); wait > 0 {
+			ctrl.LoggerFrom(ctx).V(4).Info("Holding the PlacementDecision slices while the profiles of chosen clusters appear",
+				"lacking", len(desired.LeftOut[LeftOutNoProfile]), "wait", wait)
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
+	}
+	r.report(ctx, req, world.Placement, desired.LeftOut)
 	for _, s := range p.Apply {
 		if err := r.apply(ctx, s); err != nil {
 			return ctrl.Result{}, err

@@ -3,17 +3,20 @@ package placementdecision
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	operatorv1 "open-cluster-management.io/api/operator/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/internal/fakeclient"
@@ -40,6 +43,17 @@ func teamWorld(extra ...client.Object) []client.Object {
 	}, extra...)
 }
 
+// testNow is the reconcilers' clock when a test starts.
+var testNow = time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+
+// newTestReconciler is the reconciler over c, its clock at testNow.
+func newTestReconciler(c client.Client, recorder events.EventRecorder) (*Reconciler, *clocktesting.FakePassiveClock) {
+	clock := clocktesting.NewFakePassiveClock(testNow)
+	return &Reconciler{client: c, slices: labelledOurs{c}, apiReader: c, recorder: recorder, managerName: testManager,
+		upstream: &coexistence.Guard{Reader: c, Recorder: recorder, BuiltIn: &builtInWriter}, reports: reportonce.New(),
+		leftOut: newLeftOutCounts(), holds: newHolds(), clock: clock}, clock
+}
+
 // ours is a slice as this capability stored it.
 func ours(s *cpv1alpha1.PlacementDecision) *cpv1alpha1.PlacementDecision {
 	s.ResourceVersion = "5"
@@ -55,9 +69,17 @@ func TestReconcile(t *testing.T) {
 		objects    []client.Object
 		want       []*cpv1alpha1.PlacementDecision
 		wantEvents []string
+		// wantWaits are the holds before the write (holdWrite).
+		wantWaits []time.Duration
 	}{
-		"only the clusters whose profile is there are referenced; the others are reported": {
+		"only the clusters whose profile is there are referenced, once no profile appeared for settleFor; the others are reported": {
 			objects:    teamWorld(),
+			want:       []*cpv1alpha1.PlacementDecision{wantSlice(0, "c1")},
+			wantEvents: []string{leftOutEvent},
+			wantWaits:  []time.Duration{settleFor},
+		},
+		"a slice that drops a reference is written at once, though a profile lacks": {
+			objects:    teamWorld(ours(wantSlice(0, "c1", "c9"))),
 			want:       []*cpv1alpha1.PlacementDecision{wantSlice(0, "c1")},
 			wantEvents: []string{leftOutEvent},
 		},
@@ -85,12 +107,27 @@ func TestReconcile(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := fakeclient.New(tc.objects...)
 			recorder := events.NewFakeRecorder(10)
-			r := &Reconciler{client: c, slices: labelledOurs{c}, apiReader: c, recorder: recorder, managerName: testManager,
-				upstream: &coexistence.Guard{Reader: c, Recorder: recorder, BuiltIn: &builtInWriter}, reports: reportonce.New(), leftOut: newLeftOutCounts()}
+			r, clock := newTestReconciler(c, recorder)
 			req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "gpus"}}
 
-			if _, err := r.Reconcile(context.Background(), req); err != nil {
-				t.Fatalf("Reconcile: %v", err)
+			// Reconcile as the queue would: again once each hold is over.
+			var waits []time.Duration
+			for {
+				result, err := r.Reconcile(context.Background(), req)
+				if err != nil {
+					t.Fatalf("Reconcile: %v", err)
+				}
+				if result.RequeueAfter == 0 {
+					break
+				}
+				if len(waits) > 0 && len(slicesIn(t, c, "team")) > 0 {
+					t.Fatalf("held after a write")
+				}
+				waits = append(waits, result.RequeueAfter)
+				clock.SetTime(clock.Now().Add(result.RequeueAfter))
+			}
+			if diff := cmp.Diff(tc.wantWaits, waits, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("holds (-want +got):\n%s", diff)
 			}
 
 			if diff := cmp.Diff(tc.want, slicesIn(t, c, "team"), cmpopts.EquateEmpty(),
@@ -109,15 +146,19 @@ func TestReconcile(t *testing.T) {
 func TestReconcileReportsOncePerChange(t *testing.T) {
 	c := fakeclient.New(teamWorld()...)
 	recorder := events.NewFakeRecorder(10)
-	r := &Reconciler{client: c, slices: labelledOurs{c}, apiReader: c, recorder: recorder, managerName: testManager,
-		upstream: &coexistence.Guard{BuiltIn: &builtInWriter}, reports: reportonce.New(), leftOut: newLeftOutCounts()}
+	r, clock := newTestReconciler(c, recorder)
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "gpus"}}
 	reconcile := func() []string {
 		t.Helper()
-		if _, err := r.Reconcile(context.Background(), req); err != nil {
+		result, err := r.Reconcile(context.Background(), req)
+		if err != nil {
 			t.Fatalf("Reconcile: %v", err)
 		}
+		clock.SetTime(clock.Now().Add(result.RequeueAfter))
 		return utiltesting.DrainEvents(recorder)
+	}
+	if got := reconcile(); len(got) != 0 {
+		t.Fatalf("events while the slices are held: %q", got)
 	}
 	if got := reconcile(); len(got) != 1 {
 		t.Fatalf("first reconcile's events: %q, want the left-out report", got)
@@ -171,4 +212,66 @@ func slicesIn(t *testing.T, c client.Reader, namespace string) []*cpv1alpha1.Pla
 		out = append(out, s)
 	}
 	return out
+}
+
+// TestReconcileHoldsWhileProfilesAppear: while the profiles of the chosen
+// clusters appear one by one (the mirror publishing a fleet), the slices
+// are held, and written once, complete, when the last appears; nothing is
+// reported meanwhile.
+func TestReconcileHoldsWhileProfilesAppear(t *testing.T) {
+	placement := testPlacement()
+	pd := ocmDecision(placement, 1, 0, "c1", "c2", "c3")
+	writes := 0
+	count := func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+		writes++
+		return c.Patch(ctx, obj, patch, opts...)
+	}
+	c := fakeclient.Builder(
+		utiltesting.MakeManagedCluster("c1").ClusterSet("prod").Obj(),
+		utiltesting.MakeManagedCluster("c2").ClusterSet("prod").Obj(),
+		utiltesting.MakeManagedCluster("c3").ClusterSet("prod").Obj(),
+		utiltesting.MakeClusterSet("prod").Obj(),
+		utiltesting.NamespaceObj("team"),
+		utiltesting.MakeBinding("team", "prod").Bound(true).Obj(),
+		placement, &pd,
+	).WithInterceptorFuncs(interceptor.Funcs{Patch: count}).Build()
+	recorder := events.NewFakeRecorder(10)
+	r, clock := newTestReconciler(c, recorder)
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "gpus"}}
+	steps := []struct {
+		name     string
+		after    time.Duration
+		profiles []string
+		wantWait time.Duration
+	}{
+		{"no profile yet: held", 0, nil, settleFor},
+		{"c1's appears: held for settleFor again", 2 * time.Second, []string{"c1"}, settleFor},
+		{"none since: the rest of settleFor", 4 * time.Second, nil, time.Second},
+		{"c2's and c3's appear: written", 0, []string{"c2", "c3"}, 0},
+	}
+	for _, step := range steps {
+		clock.SetTime(clock.Now().Add(step.after))
+		for _, name := range step.profiles {
+			if err := c.Create(context.Background(), utiltesting.MakeClusterProfile("team", name, testManager).Obj()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		result, err := r.Reconcile(context.Background(), req)
+		if err != nil {
+			t.Fatalf("%s: Reconcile: %v", step.name, err)
+		}
+		if result.RequeueAfter != step.wantWait {
+			t.Errorf("%s: RequeueAfter = %s, want %s", step.name, result.RequeueAfter, step.wantWait)
+		}
+		if step.wantWait > 0 && (writes > 0 || len(utiltesting.DrainEvents(recorder)) > 0) {
+			t.Fatalf("%s: written or reported while held", step.name)
+		}
+	}
+	if diff := cmp.Diff([]*cpv1alpha1.PlacementDecision{wantSlice(0, "c1", "c2", "c3")}, slicesIn(t, c, "team"),
+		cmpopts.IgnoreFields(metav1.ObjectMeta{}, "ResourceVersion")); diff != "" {
+		t.Errorf("slices (-want +got):\n%s", diff)
+	}
+	if writes != 1 {
+		t.Errorf("%d writes, want 1", writes)
+	}
 }

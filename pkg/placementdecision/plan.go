@@ -3,9 +3,13 @@ package placementdecision
 import (
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 )
 
@@ -58,4 +62,86 @@ func upToDate(have, want *cpv1alpha1.PlacementDecision) bool {
 	return have.SchedulerName == want.SchedulerName && owner != nil && owner.UID == want.OwnerReferences[0].UID &&
 		len(have.Decisions) == len(want.Decisions) &&
 		(len(want.Decisions) == 0 || equality.Semantic.DeepEqual(have.Decisions, want.Decisions))
+}
+
+// hold is a Placement whose slices are held back while the profiles of
+// clusters it chose keep appearing.
+type hold struct {
+	// since is when the hold began; progressed when the slices last grew
+	// to reference more profiles than ever in this hold.
+	since, progressed time.Time
+	// referenced is the most profiles the slices would have referenced.
+	referenced int
+}
+
+// holdWrite decides whether a Placement's write waits: a write that only
+// adds references, while chosen clusters published here still lack their
+// profile (the mirror is creating them: a set bound, a cold start), waits
+// until no new profile has appeared for settleFor, or maxHold has passed,
+// so the slices are written once, complete, not once per profile. A write
+// that drops a reference, or one with no profile lacking, goes at once.
+// It returns the hold to keep (ok false: none) and how long to wait (0:
+// write now).
+func holdWrite(held hold, holding bool, existing []cpv1alpha1.PlacementDecision, desired Desired, now time.Time) (next hold, ok bool, wait time.Duration) {
+	if len(desired.LeftOut[LeftOutNoProfile]) == 0 || !addsOnly(existing, desired.Slices) {
+		return hold{}, false, 0
+	}
+	referenced := references(desired.Slices).Len()
+	if !holding {
+		held = hold{since: now, progressed: now, referenced: referenced}
+	} else if referenced > held.referenced {
+		held.progressed, held.referenced = now, referenced
+	}
+	wait = min(held.progressed.Add(settleFor).Sub(now), held.since.Add(maxHold).Sub(now))
+	if wait <= 0 {
+		return hold{}, false, 0
+	}
+	return held, true, wait
+}
+
+// addsOnly tells whether the desired slices reference every profile the
+// existing ones do (those not being deleted): writing them only adds.
+func addsOnly(existing []cpv1alpha1.PlacementDecision, desired []*cpv1alpha1.PlacementDecision) bool {
+	have := sets.New[cpv1alpha1.ClusterProfileReference]()
+	for i := range existing {
+		if existing[i].DeletionTimestamp.IsZero() {
+			for _, d := range existing[i].Decisions {
+				have.Insert(d.ClusterProfileRef)
+			}
+		}
+	}
+	return references(desired).IsSuperset(have)
+}
+
+// references are the profiles slices reference.
+func references(slices []*cpv1alpha1.PlacementDecision) sets.Set[cpv1alpha1.ClusterProfileReference] {
+	refs := sets.New[cpv1alpha1.ClusterProfileReference]()
+	for _, s := range slices {
+		for _, d := range s.Decisions {
+			refs.Insert(d.ClusterProfileRef)
+		}
+	}
+	return refs
+}
+
+// holds keeps the Placements whose slices are held back.
+type holds struct {
+	mu          sync.Mutex
+	byPlacement map[types.NamespacedName]hold
+}
+
+func newHolds() *holds { return &holds{byPlacement: map[types.NamespacedName]hold{}} }
+
+// wait is holdWrite for the Placement key, keeping its hold.
+func (h *holds) wait(key types.NamespacedName, existing []cpv1alpha1.PlacementDecision, desired Desired, now time.Time) time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	held, holding := h.byPlacement[key]
+	next, ok, wait := holdWrite(held, holding, existing, desired, now)
+	if ok {
+		h.byPlacement[key] = next
+	} else {
+		delete(h.byPlacement, key)
+	}
+	return wait
 }

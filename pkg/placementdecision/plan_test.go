@@ -2,6 +2,7 @@ package placementdecision
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,6 +72,63 @@ func TestPlan(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, plan(tc.existing, tc.desired)); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestHoldWrite(t *testing.T) {
+	start := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	lacking := func(referenced ...string) Desired {
+		return Desired{Slices: []*cpv1alpha1.PlacementDecision{wantSlice(0, referenced...)}, LeftOut: map[string][]string{LeftOutNoProfile: {"c9"}}}
+	}
+	held := hold{since: start, progressed: start.Add(time.Second), referenced: 1}
+	cases := map[string]struct {
+		held     hold
+		holding  bool
+		existing []cpv1alpha1.PlacementDecision
+		desired  Desired
+		now      time.Time
+		want     hold
+		wantOK   bool
+		wantWait time.Duration
+	}{
+		"no profile lacking: now": {
+			desired: Desired{Slices: []*cpv1alpha1.PlacementDecision{wantSlice(0, "c1")}, LeftOut: map[string][]string{LeftOutUnpublished: {"c9"}}},
+			now:     start,
+		},
+		"a reference dropped: now": {
+			existing: []cpv1alpha1.PlacementDecision{stored(wantSlice(0, "c1", "c2"))}, desired: lacking("c1"), now: start,
+		},
+		"a hold begins": {
+			desired: lacking("c1"), now: start,
+			want: hold{since: start, progressed: start, referenced: 1}, wantOK: true, wantWait: settleFor,
+		},
+		"only adds to what is there: a hold begins": {
+			existing: []cpv1alpha1.PlacementDecision{stored(wantSlice(0, "c1"))}, desired: lacking("c1", "c2"), now: start,
+			want: hold{since: start, progressed: start, referenced: 2}, wantOK: true, wantWait: settleFor,
+		},
+		"a profile more: settleFor again": {
+			held: held, holding: true, desired: lacking("c1", "c2"), now: start.Add(3 * time.Second),
+			want: hold{since: start, progressed: start.Add(3 * time.Second), referenced: 2}, wantOK: true, wantWait: settleFor,
+		},
+		"none more: the rest of settleFor": {
+			held: held, holding: true, desired: lacking("c1"), now: start.Add(3 * time.Second),
+			want: held, wantOK: true, wantWait: 3 * time.Second,
+		},
+		"none more for settleFor: now": {
+			held: held, holding: true, desired: lacking("c1"), now: start.Add(time.Second + settleFor),
+		},
+		"profiles appearing for maxHold: now": {
+			held: hold{since: start, progressed: start.Add(maxHold - time.Second), referenced: 500}, holding: true,
+			desired: lacking(clusterNames(501)...), now: start.Add(maxHold),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, ok, wait := holdWrite(tc.held, tc.holding, tc.existing, tc.desired, tc.now)
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(hold{})); diff != "" || ok != tc.wantOK || wait != tc.wantWait {
+				t.Errorf("holdWrite = (%v, %s), want (%v, %s); hold (-want +got):\n%s", ok, wait, tc.wantOK, tc.wantWait, diff)
 			}
 		})
 	}

@@ -235,6 +235,29 @@ func TestSlicesFollowOCMsDecisionsWithOneWriteEach(t *testing.T) {
 	expectSlices(t, ctx, ns, "gpus", within, view{})
 }
 
+// TestAFleetPublishedOneByOneGetsOneWritePerSlice: a Placement that chose
+// 150 clusters before their profiles are there (a set just bound, a cold
+// start) gets its two slices written once each, complete, when the last
+// profile appears, not once per profile.
+func TestAFleetPublishedOneByOneGetsOneWritePerSlice(t *testing.T) {
+	ctx := framework.ContextFor(t)
+	const ns, set = "pd-fleet-ns", "pd-fleet-set"
+	clusters := names("pd-f", 0, 150)
+	fleet(ctx, t, ns, set, clusters, clusters...)
+	placement(ctx, t, ns, "all", clusters)
+	counter := framework.NewRequestCounter("placementdecisions", "pd-fleet")
+	framework.StartManager(t, env, framework.ManagerOptions{Gates: gates, Counter: counter})
+
+	// As the mirror publishes a fleet: a profile every few milliseconds.
+	for _, name := range clusters {
+		framework.CreateProfile(ctx, t, env.Client, utiltesting.MakeClusterProfile(ns, name, manager).Obj())
+		time.Sleep(20 * time.Millisecond)
+	}
+	took := expectSlices(t, ctx, ns, "all", framework.Timeout, view{"all-decision-1": clusters[:100], "all-decision-2": clusters[100:]})
+	t.Logf("slices after %s", took)
+	NewWithT(t).Expect(counter.Settled()).To(Equal(2), "one write per slice: %v", counter.Requests())
+}
+
 // TestTheNamespaceUnboundTakesTheSlices: a binding deleted takes the
 // Placement's slices with it (the namespace publishes no profile); bound
 // again, they come back.
