@@ -212,14 +212,41 @@ func (r *Reconciler) confirmRemovals(ctx context.Context, namespace, cluster str
 			wanted.Insert(c.Name)
 		}
 	}
+	gone, err := r.goneLive(ctx, steps)
+	if err != nil {
+		return nil, err
+	}
 	return slices.DeleteFunc(steps, func(s copyStep) bool {
-		stale := s.remove != nil && wanted.Has(s.remove.Name)
-		if stale {
+		if s.remove == nil {
+			return false
+		}
+		if wanted.Has(s.remove.Name) {
 			ctrl.LoggerFrom(ctx).V(2).Info("Keeping a synced token Secret the caches do not explain yet: the API server still wants it",
 				"secret", klog.KObj(s.remove))
+			return true
 		}
-		return stale
+		return gone.Has(s.remove.Name)
 	}), nil
+}
+
+// goneLive names the copies to remove that the API server no longer has
+// (an earlier reconcile deleted them, and the copies cache has not seen it
+// yet): deleting one again would only fetch a 404.
+func (r *Reconciler) goneLive(ctx context.Context, steps []copyStep) (sets.Set[string], error) {
+	gone := sets.New[string]()
+	for _, s := range steps {
+		if s.remove == nil {
+			continue
+		}
+		live, err := optional.Get(ctx, r.apiReader, client.ObjectKeyFromObject(s.remove), &corev1.Secret{})
+		if err != nil {
+			return nil, fmt.Errorf("reading synced Secret %s/%s: %w", s.remove.Namespace, s.remove.Name, err)
+		}
+		if live == nil || live.UID != s.remove.UID {
+			gone.Insert(s.remove.Name)
+		}
+	}
+	return gone, nil
 }
 
 // sources are the cluster's ManagedServiceAccounts that ask for sync, with

@@ -377,7 +377,8 @@ func ownerUIDs(refs []metav1.OwnerReference) []metav1.OwnerReference {
 // TestARemovalWaitsForTheAPIServer: the copies cache can show a copy before
 // the caches that explain it catch up (each cache has its own watch). A copy
 // the stale caches do not want but the API server does stays; one the API
-// server does not want either goes, whoever wrote it.
+// server does not want either goes, whoever wrote it, unless the API server
+// no longer has it (deleted before, the copies cache behind): not again.
 func TestARemovalWaitsForTheAPIServer(t *testing.T) {
 	unbound := func(objects []client.Object) []client.Object {
 		for i, obj := range objects {
@@ -423,12 +424,17 @@ func TestARemovalWaitsForTheAPIServer(t *testing.T) {
 		},
 		"a copy the API server does not want either goes": {
 			cached: unbound(hub(profile("team", "c1"), syncedCopy("team"))),
-			live:   unbound(hub(profile("team", "c1"))),
+			live:   unbound(hub(profile("team", "c1"), syncedCopy("team"))),
 			want:   map[string]*corev1.Secret{},
+		},
+		"a copy the API server no longer has is not deleted again (the cache has not seen the delete)": {
+			cached: unbound(hub(profile("team", "c1"), syncedCopy("team"))),
+			live:   unbound(hub(profile("team", "c1"))),
+			want:   map[string]*corev1.Secret{"c1-multikueue": syncedCopy("team")},
 		},
 		"a token Secret without the agent's label is no token": {
 			cached: withoutMSA(hub(append(yielding, profile("team", "c1"), upstreamCopy("team"))...)),
-			live:   unlabelledToken(hub(profile("team", "c1"))),
+			live:   unlabelledToken(hub(profile("team", "c1"), upstreamCopy("team"))),
 			want:   map[string]*corev1.Secret{},
 		},
 	}
