@@ -85,7 +85,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts Options) error {
 	b := ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
 		For(&cpv1alpha1.ClusterProfile{}, builder.WithPredicates(predicate.NewPredicateFuncs(r.inArgoCDNamespace))).
 		WatchesRawSource(source.Kind[client.Object](secrets, &corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.profileOfSecret))).
-		WatchesRawSource(source.Kind[client.Object](names, secretMetadata(), handler.EnqueueRequestsFromMapFunc(r.profileOfSecret)))
+		WatchesRawSource(source.Kind[client.Object](names, secretMetadata(), handler.EnqueueRequestsFromMapFunc(r.profileHoldingName)))
 	profiles := membership.ProfileMapper{Client: mgr.GetClient(), Namespace: opts.Namespace}
 	b = profiles.Watch(b)
 	if r.entries != nil {
