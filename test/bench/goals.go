@@ -2,8 +2,11 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/placementdecision"
 )
 
 // Scale III's goals (docs/performance.md): with the chart's defaults, at
@@ -12,7 +15,6 @@ const (
 	goalPeakRSSMiB     = 256.0
 	goalRatioToFloor   = 1.10
 	goalPropagationP99 = 100.0 // ms
-	goalRestartKeys    = 15000
 )
 
 // goal is one row of the goals: the figure the run measured, what it must
@@ -74,10 +76,43 @@ func scaleGoals(r *results) []goal {
 	check("writes while idle", "0", i != nil, func() (string, bool) { return fmt.Sprint(i.Writes.Total), i.Writes.Total == 0 })
 	s := r.Restart
 	check("writes during a restart's resync", "0", s != nil, func() (string, bool) { return fmt.Sprint(s.Writes.Total), s.Writes.Total == 0 })
-	check("keys queued by a restart", fmt.Sprintf("≤ %d", goalRestartKeys), s != nil, func() (string, bool) {
-		return fmt.Sprint(s.KeysQueued), s.KeysQueued <= goalRestartKeys
+	budget, over := r.restartKeyBudget()
+	want := "one per cluster per controller and one per Placement"
+	if s != nil {
+		want = fmt.Sprintf("≤ %d, %s", budget, want)
+	}
+	check("keys queued by a restart", want, s != nil, func() (string, bool) {
+		if len(over) > 0 {
+			return fmt.Sprintf("%d (over: %s)", s.KeysQueued, strings.Join(over, ", ")), false
+		}
+		return fmt.Sprint(s.KeysQueued), s.KeysQueued <= budget
 	})
 	return goals
+}
+
+// restartKeyBudget is what a restart may queue, and the queues that took
+// more than their share: one key per cluster for each controller (the
+// mirror, the access providers and the syncer key by cluster; MultiKueue
+// and Argo CD by profile in their one namespace), one per Placement (one
+// per namespace here) for the PlacementDecision slices. For the five
+// capabilities the figure ran, that is 14,000 at 35,000 profiles,
+// within its 15,000.
+func (r *results) restartKeyBudget() (int, []string) {
+	if r.Restart == nil {
+		return 0, nil
+	}
+	budget, over := 0, []string{}
+	for _, queue := range slices.Sorted(maps.Keys(r.Restart.KeysByController)) {
+		share := r.Clusters
+		if queue == placementdecision.ControllerName {
+			share = r.Namespaces
+		}
+		budget += share
+		if keys := r.Restart.KeysByController[queue]; keys > share {
+			over = append(over, fmt.Sprintf("%s %d > %d", queue, keys, share))
+		}
+	}
+	return budget, over
 }
 
 // gateOn tells whether the run turned the capability on.
