@@ -40,6 +40,9 @@ const (
 	// longer than the mirror takes to publish OCM's largest fleets from a
 	// cold start.
 	maxHold = 10 * time.Minute
+	// lookEvery is how often a held Placement is looked at (throttled),
+	// however many profiles appear meanwhile: well within settleFor.
+	lookEvery = 2 * time.Second
 )
 
 // Why a cluster a Placement chose is left out of its slices.

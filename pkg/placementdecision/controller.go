@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -55,6 +56,9 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	if yielding, err := r.upstream.Passive(ctx); err != nil || yielding {
 		return ctrl.Result{}, err
+	}
+	if wait := r.holds.throttled(req.NamespacedName, r.clock.Now()); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	world, err := r.world(ctx, req.NamespacedName)
 	if err != nil {
@@ -143,16 +147,19 @@ func (r *Reconciler) decisionsOf(ctx context.Context, placement *clusterv1beta1.
 // leftOutReason says why a reference to cluster's profile in namespace
 // would not resolve ("" when it would): the namespace does not publish the
 // cluster, or the profile of this cluster manager is not there.
+//
+// It runs once per chosen cluster on every look at a Placement, so it reads
+// the cache without copying: nothing read here is changed or kept.
 func (r *Reconciler) leftOutReason(ctx context.Context, namespace, cluster string, publishing membership.Publishing) (string, error) {
-	mc, err := membership.Reader{Client: r.client}.Cluster(ctx, cluster)
+	mc, err := optional.Get(ctx, r.client, types.NamespacedName{Name: cluster}, &clusterv1.ManagedCluster{}, client.UnsafeDisableDeepCopy)
 	if err != nil {
-		return "", err
+		return "", wrapf(err, "reading ManagedCluster %s", cluster)
 	}
 	if _, served := membership.Served(mc, publishing)[namespace]; !served {
 		return LeftOutUnpublished, nil
 	}
 	key := types.NamespacedName{Namespace: namespace, Name: cluster}
-	profile, err := optional.Get(ctx, r.client, key, &cpv1alpha1.ClusterProfile{})
+	profile, err := optional.Get(ctx, r.client, key, &cpv1alpha1.ClusterProfile{}, client.UnsafeDisableDeepCopy)
 	if err != nil {
 		return "", wrapf(err, "reading ClusterProfile %s", key)
 	}

@@ -246,8 +246,9 @@ func TestReconcileHoldsWhileProfilesAppear(t *testing.T) {
 	}{
 		{"no profile yet: held", 0, nil, settleFor},
 		{"c1's appears: held for settleFor again", 2 * time.Second, []string{"c1"}, settleFor},
-		{"none since: the rest of settleFor", 4 * time.Second, nil, time.Second},
-		{"c2's and c3's appear: written", 0, []string{"c2", "c3"}, 0},
+		{"none since: the rest of settleFor", 2 * time.Second, nil, 3 * time.Second},
+		{"c2's appears within lookEvery of the last look: not looked at yet", time.Second, []string{"c2"}, time.Second},
+		{"c3's appears: written", time.Second, []string{"c3"}, 0},
 	}
 	for _, step := range steps {
 		clock.SetTime(clock.Now().Add(step.after))

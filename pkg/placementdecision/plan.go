@@ -68,8 +68,9 @@ func upToDate(have, want *cpv1alpha1.PlacementDecision) bool {
 // clusters it chose keep appearing.
 type hold struct {
 	// since is when the hold began; progressed when the slices last grew
-	// to reference more profiles than ever in this hold.
-	since, progressed time.Time
+	// to reference more profiles than ever in this hold; looked when the
+	// Placement was last looked at (throttled).
+	since, progressed, looked time.Time
 	// referenced is the most profiles the slices would have referenced.
 	referenced int
 }
@@ -96,6 +97,7 @@ func holdWrite(held hold, holding bool, existing []cpv1alpha1.PlacementDecision,
 	if wait <= 0 {
 		return hold{}, false, 0
 	}
+	held.looked = now
 	return held, true, wait
 }
 
@@ -131,6 +133,20 @@ type holds struct {
 }
 
 func newHolds() *holds { return &holds{byPlacement: map[types.NamespacedName]hold{}} }
+
+// throttled tells how long a held Placement waits before it is looked at
+// again (0: look now): at most once every lookEvery while held, as a look
+// reads every chosen cluster and its profile, and a fleet being published
+// brings an event per profile.
+func (h *holds) throttled(key types.NamespacedName, now time.Time) time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	held, holding := h.byPlacement[key]
+	if !holding {
+		return 0
+	}
+	return max(held.looked.Add(lookEvery).Sub(now), 0)
+}
 
 // wait is holdWrite for the Placement key, keeping its hold.
 func (h *holds) wait(key types.NamespacedName, existing []cpv1alpha1.PlacementDecision, desired Desired, now time.Time) time.Duration {

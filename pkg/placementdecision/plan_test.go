@@ -102,19 +102,19 @@ func TestHoldWrite(t *testing.T) {
 		},
 		"a hold begins": {
 			desired: lacking("c1"), now: start,
-			want: hold{since: start, progressed: start, referenced: 1}, wantOK: true, wantWait: settleFor,
+			want: hold{since: start, progressed: start, looked: start, referenced: 1}, wantOK: true, wantWait: settleFor,
 		},
 		"only adds to what is there: a hold begins": {
 			existing: []cpv1alpha1.PlacementDecision{stored(wantSlice(0, "c1"))}, desired: lacking("c1", "c2"), now: start,
-			want: hold{since: start, progressed: start, referenced: 2}, wantOK: true, wantWait: settleFor,
+			want: hold{since: start, progressed: start, looked: start, referenced: 2}, wantOK: true, wantWait: settleFor,
 		},
 		"a profile more: settleFor again": {
 			held: held, holding: true, desired: lacking("c1", "c2"), now: start.Add(3 * time.Second),
-			want: hold{since: start, progressed: start.Add(3 * time.Second), referenced: 2}, wantOK: true, wantWait: settleFor,
+			want: hold{since: start, progressed: start.Add(3 * time.Second), looked: start.Add(3 * time.Second), referenced: 2}, wantOK: true, wantWait: settleFor,
 		},
 		"none more: the rest of settleFor": {
 			held: held, holding: true, desired: lacking("c1"), now: start.Add(3 * time.Second),
-			want: held, wantOK: true, wantWait: 3 * time.Second,
+			want: hold{since: start, progressed: start.Add(time.Second), looked: start.Add(3 * time.Second), referenced: 1}, wantOK: true, wantWait: 3 * time.Second,
 		},
 		"none more for settleFor: now": {
 			held: held, holding: true, desired: lacking("c1"), now: start.Add(time.Second + settleFor),
