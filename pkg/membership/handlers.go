@@ -84,9 +84,25 @@ func (m ProfileMapper) OfNamespace(ctx context.Context, obj client.Object) []rec
 }
 
 // All maps an event that can change every profile (a rotated CA, say) to
-// every profile.
+// every profile; with NameKeys, to the name of every ManagedCluster: what
+// such an event changes is what the hub publishes, and it publishes only
+// profiles of clusters that exist (one whose cluster went is served by that
+// cluster's own deletion event). Listing the clusters, not the profiles,
+// keeps the event from copying every profile of the hub at once.
 func (m ProfileMapper) All(ctx context.Context, _ client.Object) []reconcile.Request {
-	return m.spread(m.profiles(ctx, ""))
+	if !m.NameKeys || m.Namespace != "" {
+		return m.spread(m.profiles(ctx, ""))
+	}
+	clusters := &clusterv1.ManagedClusterList{}
+	if err := m.Client.List(ctx, clusters, client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing ManagedClusters")
+		return nil
+	}
+	keys := make([]reconcile.Request, 0, len(clusters.Items))
+	for i := range clusters.Items {
+		keys = append(keys, namekeys.Key(clusters.Items[i].Name))
+	}
+	return keys
 }
 
 // OfCluster maps a ManagedCluster to the profiles named after it.

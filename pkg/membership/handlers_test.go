@@ -18,12 +18,16 @@ import (
 
 // TestProfileMapperKeys: with NameKeys, an event that reaches several
 // namespaces (every profile, a cluster's profiles, a set's) queues one name
-// key per cluster; one that reaches a single namespace (a binding) keeps its
+// key per cluster (every profile: every ManagedCluster, with profiles or
+// not); one that reaches a single namespace (a binding) keeps its
 // profile keys, as does every event without NameKeys. With Namespace, every
 // event reaches the profiles of that namespace only, and an event about
 // another namespace none.
 func TestProfileMapperKeys(t *testing.T) {
 	objects := []client.Object{
+		utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
+		utiltesting.MakeManagedCluster("c2").ClusterSet("dev").Obj(),
+		utiltesting.MakeManagedCluster("c3").Obj(),
 		utiltesting.MakeClusterSet("dev").Obj(),
 		utiltesting.MakeBinding("team-a", "dev").Bound(true).Obj(),
 		utiltesting.MakeBinding("team-b", "dev").Bound(true).Obj(),
@@ -68,7 +72,7 @@ func TestProfileMapperKeys(t *testing.T) {
 			"a set": every, "a binding": teamA, "another binding": teamB, "a namespace": teamA,
 		}},
 		"name keys": {nameKeys: true, want: map[string][]reconcile.Request{
-			"every profile": {namekeys.Key("c1"), namekeys.Key("c2")}, "a cluster": {namekeys.Key("c1")},
+			"every profile": {namekeys.Key("c1"), namekeys.Key("c2"), namekeys.Key("c3")}, "a cluster": {namekeys.Key("c1")},
 			"a set": {namekeys.Key("c1"), namekeys.Key("c2")}, "a binding": teamA, "another binding": teamB, "a namespace": teamA,
 		}},
 		"one namespace": {namespace: "team-a", want: map[string][]reconcile.Request{
