@@ -70,12 +70,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	p := plan(existing, desired.Slices)
-	if !p.Empty() {
-		if wait := r.holds.wait(req.NamespacedName, existing, desired, r.clock.Now()); wait > 0 {
-			ctrl.LoggerFrom(ctx).V(4).Info("Holding the PlacementDecision slices while the profiles of chosen clusters appear",
-				"lacking", len(desired.LeftOut[LeftOutNoProfile]), "wait", wait)
-			return ctrl.Result{RequeueAfter: wait}, nil
-		}
+	if p.Empty() {
+		r.holds.forget(req.NamespacedName)
+	} else if wait := r.holds.wait(req.NamespacedName, existing, desired, r.clock.Now()); wait > 0 {
+		ctrl.LoggerFrom(ctx).V(4).Info("Holding the PlacementDecision slices while the profiles of chosen clusters appear",
+			"lacking", len(desired.LeftOut[LeftOutNoProfile]), "wait", wait)
+		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	r.report(ctx, req, world.Placement, desired.LeftOut)
 	for _, s := range p.Apply {

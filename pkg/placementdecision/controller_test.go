@@ -276,3 +276,24 @@ func TestReconcileHoldsWhileProfilesAppear(t *testing.T) {
 		t.Errorf("%d writes, want 1", writes)
 	}
 }
+
+// TestAHeldPlacementDeletedLeavesNoHold: a Placement deleted while its
+// slices are held keeps no hold in memory once looked at again.
+func TestAHeldPlacementDeletedLeavesNoHold(t *testing.T) {
+	c := fakeclient.New(teamWorld()...)
+	r, clock := newTestReconciler(c, events.NewFakeRecorder(10))
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "gpus"}}
+	if result, err := r.Reconcile(context.Background(), req); err != nil || result.RequeueAfter != settleFor {
+		t.Fatalf("Reconcile = %v, %v; want held for %s", result, err, settleFor)
+	}
+	if err := c.Delete(context.Background(), testPlacement()); err != nil {
+		t.Fatal(err)
+	}
+	clock.SetTime(clock.Now().Add(lookEvery))
+	if result, err := r.Reconcile(context.Background(), req); err != nil || result.RequeueAfter != 0 {
+		t.Fatalf("Reconcile = %v, %v; want done", result, err)
+	}
+	if len(r.holds.byPlacement) != 0 {
+		t.Errorf("holds kept: %v", r.holds.byPlacement)
+	}
+}

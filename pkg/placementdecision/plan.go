@@ -148,6 +148,14 @@ func (h *holds) throttled(key types.NamespacedName, now time.Time) time.Duration
 	return max(held.looked.Add(lookEvery).Sub(now), 0)
 }
 
+// forget drops the Placement's hold, if any: nothing is to be written (its
+// slices caught up, or it is gone).
+func (h *holds) forget(key types.NamespacedName) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.byPlacement, key)
+}
+
 // wait is holdWrite for the Placement key, keeping its hold.
 func (h *holds) wait(key types.NamespacedName, existing []cpv1alpha1.PlacementDecision, desired Desired, now time.Time) time.Duration {
 	h.mu.Lock()
