@@ -103,6 +103,9 @@ func (r *results) restartKeyBudget() (int, []string) {
 	}
 	budget, over := 0, []string{}
 	for _, queue := range slices.Sorted(maps.Keys(r.Restart.KeysByController)) {
+		if r.Restart.KeysByController[queue] == 0 {
+			continue // a queue the restart gave nothing (a webhook's, an addon's) takes no share
+		}
 		share := r.Clusters
 		if queue == placementdecision.ControllerName {
 			share = r.Namespaces
