@@ -8,8 +8,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/sets"
-	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/argocd"
@@ -57,26 +55,12 @@ func TestOneWritePerSecretAndARestartQueuesArgoCDsProfilesOnly(t *testing.T) {
 	opts.Counter = nil
 	framework.StartManager(t, env, opts)
 
-	keys := profileNames(ctx, t, client.InNamespace(ns))
-	if all := profileNames(ctx, t); all.Len() <= keys.Len() {
+	keys := framework.ProfileNames(ctx, t, env.Client, client.InNamespace(ns))
+	if all := framework.ProfileNames(ctx, t, env.Client); all.Len() <= keys.Len() {
 		t.Fatalf("the hub holds %d profiles, Argo CD's namespace %d keys: nothing to tell apart", all.Len(), keys.Len())
 	}
 	framework.ExpectKeysQueued(t, before, map[string]float64{argocd.ControllerName: float64(keys.Len())})
 	NewWithT(t).Expect(secretVersions(ctx, t, ns)).To(Equal(versions), "Secrets written by the restart")
-}
-
-// profileNames are the namespace/names of the profiles listed with opts.
-func profileNames(ctx context.Context, t *testing.T, opts ...client.ListOption) sets.Set[string] {
-	t.Helper()
-	list := &cpv1alpha1.ClusterProfileList{}
-	if err := env.Client.List(ctx, list, opts...); err != nil {
-		t.Fatal(err)
-	}
-	names := sets.New[string]()
-	for _, p := range list.Items {
-		names.Insert(p.Namespace + "/" + p.Name)
-	}
-	return names
 }
 
 // secretVersions is the resourceVersion of every cluster-<name> Secret in

@@ -11,7 +11,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/rest"
+	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -66,4 +68,18 @@ func ProxyTo(t testing.TB, cfg *rest.Config) (*url.URL, http.RoundTripper) {
 // client configured to reach it (a kubeconfig, an access entry) trusts as CA.
 func CertificatePEM(server *httptest.Server) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: server.Certificate().Raw})
+}
+
+// ProfileNames are the namespace/names of the profiles c lists with opts.
+func ProfileNames(ctx context.Context, t testing.TB, c client.Reader, opts ...client.ListOption) sets.Set[string] {
+	t.Helper()
+	list := &cpv1alpha1.ClusterProfileList{}
+	if err := c.List(ctx, list, opts...); err != nil {
+		t.Fatal(err)
+	}
+	names := sets.New[string]()
+	for _, p := range list.Items {
+		names.Insert(p.Namespace + "/" + p.Name)
+	}
+	return names
 }

@@ -7,7 +7,6 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/sets"
-	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/multikueue"
@@ -35,7 +34,7 @@ func TestARestartQueuesOneKeyPerProfileInKueuesNamespace(t *testing.T) {
 	}
 	expectKueueObjects(t, ctx, "MultiKueueCluster", "rs-", map[string]kueueView{
 		"rs-c1": ours("rs-c1"), "rs-c2": ours("rs-c2"), "rs-c3": ours("rs-c3")})
-	NewWithT(t).Eventually(func() int { return len(profileNames(ctx, t)) }, framework.Timeout, framework.Interval).
+	NewWithT(t).Eventually(func() int { return len(framework.ProfileNames(ctx, t, env.Client)) }, framework.Timeout, framework.Interval).
 		Should(BeNumerically(">=", 12), "the profiles in the four namespaces")
 	stop()
 
@@ -45,26 +44,12 @@ func TestARestartQueuesOneKeyPerProfileInKueuesNamespace(t *testing.T) {
 
 	// The hub holds other tests' MultiKueueClusters too; each maps to its
 	// name in Kueue's namespace.
-	keys := profileNames(ctx, t, client.InNamespace("rs-kueue")).Union(sets.KeySet(versions))
-	if all := profileNames(ctx, t); all.Len() <= keys.Len() {
+	keys := framework.ProfileNames(ctx, t, env.Client, client.InNamespace("rs-kueue")).Union(sets.KeySet(versions))
+	if all := framework.ProfileNames(ctx, t, env.Client); all.Len() <= keys.Len() {
 		t.Fatalf("the hub holds %d profiles, Kueue's namespace and the MultiKueueClusters %d keys: nothing to tell apart", all.Len(), keys.Len())
 	}
 	framework.ExpectKeysQueued(t, before, map[string]float64{multikueue.ControllerName: float64(keys.Len())})
 	NewWithT(t).Expect(clusterVersions(ctx, t)).To(Equal(versions), "MultiKueueClusters written by the restart")
-}
-
-// profileNames are the namespace/names of the profiles listed with opts.
-func profileNames(ctx context.Context, t *testing.T, opts ...client.ListOption) sets.Set[string] {
-	t.Helper()
-	list := &cpv1alpha1.ClusterProfileList{}
-	if err := env.Client.List(ctx, list, opts...); err != nil {
-		t.Fatal(err)
-	}
-	names := sets.New[string]()
-	for _, p := range list.Items {
-		names.Insert(p.Namespace + "/" + p.Name)
-	}
-	return names
 }
 
 // clusterVersions is every MultiKueueCluster's resourceVersion, by its key
