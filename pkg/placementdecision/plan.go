@@ -84,10 +84,14 @@ type hold struct {
 // It returns the hold to keep (ok false: none) and how long to wait (0:
 // write now).
 func holdWrite(held hold, holding bool, existing []cpv1alpha1.PlacementDecision, desired Desired, now time.Time) (next hold, ok bool, wait time.Duration) {
-	if len(desired.LeftOut[LeftOutNoProfile]) == 0 || !addsOnly(existing, desired.Slices) {
+	if len(desired.LeftOut[LeftOutNoProfile]) == 0 {
 		return hold{}, false, 0
 	}
-	referenced := references(desired.Slices).Len()
+	wanted := references(desired.Slices)
+	if !addsOnly(existing, wanted) {
+		return hold{}, false, 0
+	}
+	referenced := wanted.Len()
 	if !holding {
 		held = hold{since: now, progressed: now, referenced: referenced}
 	} else if referenced > held.referenced {
@@ -101,9 +105,10 @@ func holdWrite(held hold, holding bool, existing []cpv1alpha1.PlacementDecision,
 	return held, true, wait
 }
 
-// addsOnly tells whether the desired slices reference every profile the
-// existing ones do (those not being deleted): writing them only adds.
-func addsOnly(existing []cpv1alpha1.PlacementDecision, desired []*cpv1alpha1.PlacementDecision) bool {
+// addsOnly tells whether wanted (the desired slices' references) holds
+// every profile the existing slices reference (those not being deleted):
+// writing them only adds.
+func addsOnly(existing []cpv1alpha1.PlacementDecision, wanted sets.Set[cpv1alpha1.ClusterProfileReference]) bool {
 	have := sets.New[cpv1alpha1.ClusterProfileReference]()
 	for i := range existing {
 		if existing[i].DeletionTimestamp.IsZero() {
@@ -112,7 +117,7 @@ func addsOnly(existing []cpv1alpha1.PlacementDecision, desired []*cpv1alpha1.Pla
 			}
 		}
 	}
-	return references(desired).IsSuperset(have)
+	return wanted.IsSuperset(have)
 }
 
 // references are the profiles slices reference.
