@@ -35,11 +35,10 @@ const (
 	// settleFor is how long a Placement's slices wait for the next of the
 	// profiles they lack while those keep appearing (holdWrite): longer
 	// than the gaps between the mirror's writes of one namespace's profiles.
+	// No other bound: each wait needs a profile more than the slices ever
+	// would have referenced, which only the mirror creates, for a cluster
+	// OCM chose and an admin bound here, so the waits end with the fleet.
 	settleFor = 5 * time.Second
-	// maxHold bounds how long slices wait for profiles that keep appearing:
-	// longer than the mirror takes to publish OCM's largest fleets from a
-	// cold start.
-	maxHold = 10 * time.Minute
 	// lookEvery is how often a held Placement is looked at (throttled),
 	// however many profiles appear meanwhile: well within settleFor.
 	lookEvery = 2 * time.Second

@@ -277,6 +277,52 @@ func TestReconcileHoldsWhileProfilesAppear(t *testing.T) {
 	}
 }
 
+// TestReconcileHoldsThroughASlowColdStart: a fleet whose profiles keep
+// appearing for longer than any fixed bound would allow (200 profiles, one
+// every 4 s: over 13 minutes) still gets its slices written once, when the
+// last appears.
+func TestReconcileHoldsThroughASlowColdStart(t *testing.T) {
+	placement := testPlacement()
+	clusters := clusterNames(200)
+	objs := []client.Object{utiltesting.MakeClusterSet("prod").Obj(), utiltesting.NamespaceObj("team"),
+		utiltesting.MakeBinding("team", "prod").Bound(true).Obj(), placement}
+	for _, name := range clusters {
+		objs = append(objs, utiltesting.MakeManagedCluster(name).ClusterSet("prod").Obj())
+	}
+	for _, pd := range ocmDecisions(placement, clusters) {
+		objs = append(objs, &pd)
+	}
+	writes := 0
+	c := fakeclient.Builder(objs...).WithInterceptorFuncs(interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			writes++
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+	}).Build()
+	r, clock := newTestReconciler(c, events.NewFakeRecorder(10))
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "gpus"}}
+	for i, name := range clusters {
+		clock.SetTime(clock.Now().Add(4 * time.Second))
+		if err := c.Create(context.Background(), utiltesting.MakeClusterProfile("team", name, testManager).Obj()); err != nil {
+			t.Fatal(err)
+		}
+		result, err := r.Reconcile(context.Background(), req)
+		if err != nil {
+			t.Fatalf("profile %d: Reconcile: %v", i, err)
+		}
+		if last := i == len(clusters)-1; (result.RequeueAfter == 0) != last {
+			t.Fatalf("profile %d, %s after the first: RequeueAfter = %s", i, 4*time.Second*time.Duration(i), result.RequeueAfter)
+		}
+	}
+	if diff := cmp.Diff(wantSlices(clusters), slicesIn(t, c, "team"),
+		cmpopts.IgnoreFields(metav1.ObjectMeta{}, "ResourceVersion")); diff != "" {
+		t.Errorf("slices (-want +got):\n%s", diff)
+	}
+	if writes != 2 {
+		t.Errorf("%d writes, want 2 (one per slice)", writes)
+	}
+}
+
 // TestAHeldPlacementDeletedLeavesNoHold: a Placement deleted while its
 // slices are held keeps no hold in memory once looked at again.
 func TestAHeldPlacementDeletedLeavesNoHold(t *testing.T) {

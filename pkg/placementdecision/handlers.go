@@ -94,10 +94,13 @@ func (m mapper) all(ctx context.Context, _ client.Object) []reconcile.Request {
 	return m.placements(ctx)
 }
 
-// choosing lists the Placements whose OCM decisions name cluster.
+// choosing lists the Placements whose OCM decisions name cluster. The
+// cache's decisions are read, not copied: a fleet being published brings
+// an event per profile, and each decision holds up to 100 clusters.
 func (m mapper) choosing(ctx context.Context, cluster string, opts ...client.ListOption) []reconcile.Request {
 	list := &clusterv1beta1.PlacementDecisionList{}
-	if err := m.client.List(ctx, list, append(opts, client.MatchingFields{ChosenClusterKey: cluster})...); err != nil {
+	opts = append(opts, client.MatchingFields{ChosenClusterKey: cluster}, client.UnsafeDisableDeepCopy)
+	if err := m.client.List(ctx, list, opts...); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing PlacementDecisions that choose a cluster", "cluster", cluster)
 		return nil
 	}

@@ -67,10 +67,10 @@ func upToDate(have, want *cpv1alpha1.PlacementDecision) bool {
 // hold is a Placement whose slices are held back while the profiles of
 // clusters it chose keep appearing.
 type hold struct {
-	// since is when the hold began; progressed when the slices last grew
-	// to reference more profiles than ever in this hold; looked when the
-	// Placement was last looked at (throttled).
-	since, progressed, looked time.Time
+	// progressed is when the slices last grew to reference more profiles
+	// than ever in this hold; looked when the Placement was last looked at
+	// (throttled).
+	progressed, looked time.Time
 	// referenced is the most profiles the slices would have referenced.
 	referenced int
 }
@@ -78,8 +78,9 @@ type hold struct {
 // holdWrite decides whether a Placement's write waits: a write that only
 // adds references, while chosen clusters published here still lack their
 // profile (the mirror is creating them: a set bound, a cold start), waits
-// until no new profile has appeared for settleFor, or maxHold has passed,
-// so the slices are written once, complete, not once per profile. A write
+// until no new profile has appeared for settleFor, however long the fleet
+// takes to publish (a cold start of OCM's largest fleets: many minutes), so
+// the slices are written once, complete, not once per profile. A write
 // that drops a reference, or one with no profile lacking, goes at once.
 // It returns the hold to keep (ok false: none) and how long to wait (0:
 // write now).
@@ -93,11 +94,11 @@ func holdWrite(held hold, holding bool, existing []cpv1alpha1.PlacementDecision,
 	}
 	referenced := wanted.Len()
 	if !holding {
-		held = hold{since: now, progressed: now, referenced: referenced}
+		held = hold{progressed: now, referenced: referenced}
 	} else if referenced > held.referenced {
 		held.progressed, held.referenced = now, referenced
 	}
-	wait = min(held.progressed.Add(settleFor).Sub(now), held.since.Add(maxHold).Sub(now))
+	wait = held.progressed.Add(settleFor).Sub(now)
 	if wait <= 0 {
 		return hold{}, false, 0
 	}

@@ -82,7 +82,7 @@ func TestHoldWrite(t *testing.T) {
 	lacking := func(referenced ...string) Desired {
 		return Desired{Slices: []*cpv1alpha1.PlacementDecision{wantSlice(0, referenced...)}, LeftOut: map[string][]string{LeftOutNoProfile: {"c9"}}}
 	}
-	held := hold{since: start, progressed: start.Add(time.Second), referenced: 1}
+	held := hold{progressed: start.Add(time.Second), referenced: 1}
 	cases := map[string]struct {
 		held     hold
 		holding  bool
@@ -102,26 +102,31 @@ func TestHoldWrite(t *testing.T) {
 		},
 		"a hold begins": {
 			desired: lacking("c1"), now: start,
-			want: hold{since: start, progressed: start, looked: start, referenced: 1}, wantOK: true, wantWait: settleFor,
+			want: hold{progressed: start, looked: start, referenced: 1}, wantOK: true, wantWait: settleFor,
 		},
 		"only adds to what is there: a hold begins": {
 			existing: []cpv1alpha1.PlacementDecision{stored(wantSlice(0, "c1"))}, desired: lacking("c1", "c2"), now: start,
-			want: hold{since: start, progressed: start, looked: start, referenced: 2}, wantOK: true, wantWait: settleFor,
+			want: hold{progressed: start, looked: start, referenced: 2}, wantOK: true, wantWait: settleFor,
 		},
 		"a profile more: settleFor again": {
 			held: held, holding: true, desired: lacking("c1", "c2"), now: start.Add(3 * time.Second),
-			want: hold{since: start, progressed: start.Add(3 * time.Second), looked: start.Add(3 * time.Second), referenced: 2}, wantOK: true, wantWait: settleFor,
+			want: hold{progressed: start.Add(3 * time.Second), looked: start.Add(3 * time.Second), referenced: 2}, wantOK: true, wantWait: settleFor,
 		},
 		"none more: the rest of settleFor": {
 			held: held, holding: true, desired: lacking("c1"), now: start.Add(3 * time.Second),
-			want: hold{since: start, progressed: start.Add(time.Second), looked: start.Add(3 * time.Second), referenced: 1}, wantOK: true, wantWait: 3 * time.Second,
+			want: hold{progressed: start.Add(time.Second), looked: start.Add(3 * time.Second), referenced: 1}, wantOK: true, wantWait: 3 * time.Second,
 		},
 		"none more for settleFor: now": {
 			held: held, holding: true, desired: lacking("c1"), now: start.Add(time.Second + settleFor),
 		},
-		"profiles appearing for maxHold: now": {
-			held: hold{since: start, progressed: start.Add(maxHold - time.Second), referenced: 500}, holding: true,
-			desired: lacking(clusterNames(501)...), now: start.Add(maxHold),
+		"profiles still appearing an hour on (a cold start slower than any fixed bound): settleFor again": {
+			held: hold{progressed: start.Add(time.Hour - time.Second), looked: start.Add(time.Hour - time.Second), referenced: 500}, holding: true,
+			desired: lacking(clusterNames(501)...), now: start.Add(time.Hour),
+			want: hold{progressed: start.Add(time.Hour), looked: start.Add(time.Hour), referenced: 501}, wantOK: true, wantWait: settleFor,
+		},
+		"an hour on, none more for settleFor: now": {
+			held: hold{progressed: start.Add(time.Hour), referenced: 501}, holding: true,
+			desired: lacking(clusterNames(501)...), now: start.Add(time.Hour + settleFor),
 		},
 	}
 	for name, tc := range cases {
