@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -22,6 +23,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/fieldmanager"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/cachelag"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 )
 
@@ -43,6 +45,9 @@ type Reconciler struct {
 	recorder  events.EventRecorder
 	opts      Options
 	reports   *reportonce.Memory
+	// created are the MultiKueueClusters applied that the cache does not
+	// show yet: not applied again meanwhile.
+	created *cachelag.Creations
 }
 
 // Readers are where the controllers read: Cache for what they watch,
@@ -57,7 +62,7 @@ func NewReconciler(c client.Client, readers Readers, recorder events.EventRecord
 		opts.Namespace = DefaultNamespace
 	}
 	return &Reconciler{client: c, objects: readers.Cache, apiReader: readers.API, recorder: recorder, opts: opts,
-		reports: reportonce.New()}
+		reports: reportonce.New(), created: cachelag.New(clock.RealClock{})}
 }
 
 // SetupWithManager wires the watches.
@@ -86,7 +91,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.reportClash(ctx, req, act)
 	switch act {
 	case actionApply:
-		return ctrl.Result{}, r.apply(ctx, current, desired)
+		return r.apply(ctx, current, desired)
 	case actionDelete:
 		return ctrl.Result{}, r.delete(ctx, current)
 	}
@@ -130,8 +135,22 @@ func (r *Reconciler) reportClash(ctx context.Context, req ctrl.Request, act acti
 	}
 }
 
-func (r *Reconciler) apply(ctx context.Context, current, desired *unstructured.Unstructured) error {
-	return applyOwned(ctx, r.client, r.apiReader, current, desired)
+// apply creates or updates the MultiKueueCluster; a create the cache does
+// not show yet is not sent again until cachelag.Patience has passed.
+func (r *Reconciler) apply(ctx context.Context, current, desired *unstructured.Unstructured) (ctrl.Result, error) {
+	if current != nil {
+		r.created.Seen(desired.GetName())
+		return ctrl.Result{}, applyOwned(ctx, r.client, r.apiReader, current, desired)
+	}
+	if wait := r.created.Wait(desired.GetName()); wait > 0 {
+		ctrl.LoggerFrom(ctx).V(4).Info("Waiting for the cache to show the MultiKueueCluster just created", "wait", wait)
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	if err := applyOwned(ctx, r.client, r.apiReader, nil, desired); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.created.Created(desired.GetName())
+	return ctrl.Result{}, nil
 }
 
 func (r *Reconciler) delete(ctx context.Context, current *unstructured.Unstructured) error {

@@ -3,16 +3,20 @@ package multikueue
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/internal/fakeclient"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/scheme"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/cachelag"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
 
@@ -119,5 +123,49 @@ func TestReconcile(t *testing.T) {
 				t.Errorf("the second reconcile reported again: %v", got)
 			}
 		})
+	}
+}
+
+// TestReconcileTrustsItsOwnCreateOverALaggingCache: a reconcile whose cache
+// does not show the MultiKueueCluster it has just created (another event on
+// the profile came first) sends nothing, and waits; once cachelag.Patience
+// has passed with the cache still blind, it creates again.
+func TestReconcileTrustsItsOwnCreateOverALaggingCache(t *testing.T) {
+	ctx := context.Background()
+	apiServer := newFakeClient(utiltesting.MakeClusterSet("dev").Obj(), utiltesting.NamespaceObj("kueue-system"),
+		utiltesting.MakeBinding("kueue-system", "dev").Bound(true).Obj(),
+		utiltesting.MakeManagedCluster("c1").ClusterSet("dev").Obj(),
+		utiltesting.MakeClusterProfile("kueue-system", "c1", testManager).Obj())
+	writes := 0
+	c := interceptor.NewClient(apiServer.(client.WithWatch), interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			writes++
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+	})
+	blindCache := newFakeClient()
+	r := NewReconciler(c, Readers{Cache: blindCache, API: apiServer}, events.NewFakeRecorder(10), Options{ManagerName: testManager})
+	clock := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	r.created = cachelag.New(clock)
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "kueue-system", Name: "c1"}}
+	steps := []struct {
+		name       string
+		after      time.Duration
+		wantWait   time.Duration
+		wantWrites int
+	}{
+		{"created", 0, 0, 1},
+		{"the cache does not show it yet: nothing sent", time.Second, cachelag.Patience - time.Second, 1},
+		{"still blind after Patience: created again", cachelag.Patience, 0, 2},
+	}
+	for _, step := range steps {
+		clock.SetTime(clock.Now().Add(step.after))
+		result, err := r.Reconcile(ctx, req)
+		if err != nil {
+			t.Fatalf("%s: Reconcile: %v", step.name, err)
+		}
+		if result.RequeueAfter != step.wantWait || writes != step.wantWrites {
+			t.Errorf("%s: RequeueAfter %s and %d writes, want %s and %d", step.name, result.RequeueAfter, writes, step.wantWait, step.wantWrites)
+		}
 	}
 }
