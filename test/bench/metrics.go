@@ -219,6 +219,9 @@ type writeCounts struct {
 	ByWriter map[string]int `json:"byWriter"`
 	// Errors is the mirror's clusterprofile_write_errors_total.
 	Errors int `json:"errors"`
+	// Gets counts the manager's GET requests (reads, lists and watch
+	// starts alike): what its writes cost the API server besides.
+	Gets int `json:"gets"`
 }
 
 func (s metricSet) writes() writeCounts {
@@ -240,13 +243,14 @@ func (s metricSet) writes() writeCounts {
 		}
 	}
 	w.Errors = int(s.sum("clusterprofile_write_errors_total", mirrorWriter))
+	w.Gets = int(s.sum("rest_client_requests_total", map[string]string{"method": http.MethodGet}))
 	return w
 }
 
 // minus is the writes sent between an earlier count and this one.
 func (w writeCounts) minus(earlier writeCounts) writeCounts {
 	out := writeCounts{
-		Total: w.Total - earlier.Total, Errors: w.Errors - earlier.Errors,
+		Total: w.Total - earlier.Total, Errors: w.Errors - earlier.Errors, Gets: w.Gets - earlier.Gets,
 		ByMethod: map[string]int{}, ByOperation: map[string]int{}, ByWriter: map[string]int{},
 	}
 	for k, v := range w.ByWriter {
@@ -292,6 +296,9 @@ func (w writeCounts) String() string {
 	}
 	if w.Errors > 0 {
 		out += fmt.Sprintf(" {%d failed}", w.Errors)
+	}
+	if w.Gets > 0 {
+		out += fmt.Sprintf("; GET %d", w.Gets)
 	}
 	return out
 }
