@@ -21,6 +21,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/cachelag"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/eventnote"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/fieldindex"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/filteredcache"
@@ -76,7 +77,8 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	r := &Reconciler{client: mgr.GetClient(), secrets: secrets, names: names, apiReader: mgr.GetAPIReader(),
-		recorder: eventnote.Truncating(mgr.GetEventRecorder(ControllerName)), clock: clock.RealClock{}, settings: opts.Settings, reports: reportonce.New()}
+		recorder: eventnote.Truncating(mgr.GetEventRecorder(ControllerName)), clock: clock.RealClock{}, settings: opts.Settings, reports: reportonce.New(),
+		created: cachelag.New(clock.RealClock{})}
 	if opts.Entries != nil {
 		if r.entries, err = opts.Entries(mgr, opts.Gates); err != nil {
 			return err

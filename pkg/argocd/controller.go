@@ -25,6 +25,7 @@ import (
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/fieldmanager"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/cachelag"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/optional"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/ssa"
@@ -57,6 +58,9 @@ type Reconciler struct {
 	clock                     clock.PassiveClock
 	settings                  Settings
 	reports                   *reportonce.Memory
+	// created are the Secrets created that the cache does not show yet:
+	// not created again meanwhile.
+	created *cachelag.Creations
 }
 
 // Reconcile brings one profile's cluster Secret in line.
@@ -80,15 +84,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if current != nil {
+		r.created.Seen(current.Name)
+	}
 	act := plan(current, taken, desired)
 	r.report(ctx, req, profile, served && entry == nil, act)
 	switch act {
 	case actionCreate:
-		if wait := awaitProperties(profile, r.clock.Now()); wait > 0 {
-			ctrl.LoggerFrom(ctx).V(4).Info("Waiting for the profile's properties before creating its Argo CD cluster Secret", "wait", wait)
-			return ctrl.Result{RequeueAfter: wait}, nil
-		}
-		return ctrl.Result{}, r.create(ctx, desired)
+		return r.create(ctx, profile, desired)
 	case actionApply:
 		return ctrl.Result{}, r.apply(ctx, desired)
 	case actionDelete:
@@ -142,17 +145,26 @@ func (r *Reconciler) existing(ctx context.Context, key types.NamespacedName) (*c
 	return current, current == nil && holder != nil, nil
 }
 
-// create makes the Secret, unless the API server has one of the name
-// already: the cache had not caught up with our own create, or another
-// Secret appeared meanwhile; its event brings the profile back.
-func (r *Reconciler) create(ctx context.Context, want *corev1.Secret) error {
-	key := client.ObjectKeyFromObject(want)
-	if live, err := optional.Get(ctx, r.apiReader, key, &corev1.Secret{}); err != nil || live != nil {
-		return wrapf(err, "reading Secret %s", key)
+// create makes the Secret once the profile has its properties, unless it
+// was just created and the cache does not show it yet. A Secret of the name
+// that appeared meanwhile fails the create; its event brings the profile
+// back.
+func (r *Reconciler) create(ctx context.Context, profile *cpv1alpha1.ClusterProfile, want *corev1.Secret) (ctrl.Result, error) {
+	if wait := awaitProperties(profile, r.clock.Now()); wait > 0 {
+		ctrl.LoggerFrom(ctx).V(4).Info("Waiting for the profile's properties before creating its Argo CD cluster Secret", "wait", wait)
+		return ctrl.Result{RequeueAfter: wait}, nil
 	}
+	if wait := r.created.Wait(want.Name); wait > 0 {
+		ctrl.LoggerFrom(ctx).V(4).Info("Waiting for the cache to show the Argo CD cluster Secret just created", "wait", wait)
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	key := client.ObjectKeyFromObject(want)
 	ctrl.LoggerFrom(ctx).V(2).Info("Creating Argo CD cluster Secret", "secret", key)
-	err := r.client.Create(ctx, want.DeepCopy(), client.FieldOwner(FieldManager))
-	return wrapf(client.IgnoreAlreadyExists(err), "creating Secret %s", key)
+	if err := r.client.Create(ctx, want.DeepCopy(), client.FieldOwner(FieldManager)); err != nil {
+		return ctrl.Result{}, wrapf(client.IgnoreAlreadyExists(err), "creating Secret %s", key)
+	}
+	r.created.Created(want.Name)
+	return ctrl.Result{}, nil
 }
 
 // apply brings our Secret in line, after checking on the API server that

@@ -17,9 +17,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/internal/fakeclient"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/cachelag"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
@@ -123,7 +125,8 @@ func TestReconcile(t *testing.T) {
 			c := fakeclient.Builder(tc.objects...).WithReturnManagedFields().Build()
 			recorder := events.NewFakeRecorder(10)
 			r := &Reconciler{client: c, secrets: labelledOnly{c}, names: c, apiReader: c, entries: publishes{tc.entry},
-				recorder: recorder, clock: clocktesting.NewFakePassiveClock(testNow), settings: testSettings, reports: reportonce.New()}
+				recorder: recorder, clock: clocktesting.NewFakePassiveClock(testNow), settings: testSettings, reports: reportonce.New(),
+				created: cachelag.New(clocktesting.NewFakePassiveClock(testNow))}
 			req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "argocd", Name: "c1"}}
 
 			result, err := r.Reconcile(context.Background(), req)
@@ -146,6 +149,59 @@ func TestReconcile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReconcileTrustsItsOwnCreateOverALaggingCache: a reconcile whose
+// caches do not show the Secret it has just created (another event on the
+// profile came first) sends nothing, and waits; once cachelag.Patience has
+// passed with the caches still blind, it creates again, which the API
+// server refuses harmlessly.
+func TestReconcileTrustsItsOwnCreateOverALaggingCache(t *testing.T) {
+	creates := 0
+	c := fakeclient.Builder(argoCDWorld(true)...).WithReturnManagedFields().WithInterceptorFuncs(interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			creates++
+			return c.Create(ctx, obj, opts...)
+		},
+	}).Build()
+	clock := clocktesting.NewFakePassiveClock(testNow)
+	blind := blindTo{Reader: c, name: "cluster-c1"}
+	r := &Reconciler{client: c, secrets: blind, names: blind, apiReader: c, entries: publishes{proxyEntry()},
+		recorder: events.NewFakeRecorder(10), clock: clock, settings: testSettings, reports: reportonce.New(), created: cachelag.New(clock)}
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "argocd", Name: "c1"}}
+	steps := []struct {
+		name        string
+		after       time.Duration
+		wantRequeue time.Duration
+		wantCreates int
+	}{
+		{"created", 0, 0, 1},
+		{"the caches do not show it yet: nothing sent", time.Second, cachelag.Patience - time.Second, 1},
+		{"still blind after Patience: created again", cachelag.Patience, 0, 2},
+	}
+	for _, step := range steps {
+		clock.SetTime(clock.Now().Add(step.after))
+		result, err := r.Reconcile(context.Background(), req)
+		if err != nil {
+			t.Fatalf("%s: Reconcile: %v", step.name, err)
+		}
+		if result.RequeueAfter != step.wantRequeue || creates != step.wantCreates {
+			t.Errorf("%s: RequeueAfter %s and %d creates, want %s and %d", step.name, result.RequeueAfter, creates, step.wantRequeue, step.wantCreates)
+		}
+	}
+}
+
+// blindTo reads like a cache that has not seen the Secret name yet.
+type blindTo struct {
+	client.Reader
+	name string
+}
+
+func (b blindTo) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if key.Name == b.name {
+		return notFound(key.Name)
+	}
+	return b.Reader.Get(ctx, key, obj, opts...)
 }
 
 // labelledOnly reads like the cache of our Secrets, which holds only those
