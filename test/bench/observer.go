@@ -29,12 +29,11 @@ type observer struct {
 	access     accessExpectation
 	target     int // desired profiles
 
-	profiles     map[types.NamespacedName]profileState
-	perNamespace map[string]int
-	complete     int
+	profiles map[types.NamespacedName]profileState
+	tally    namespaceTally
+	complete int
 
 	firstAt, allExistAt, allCompleteAt time.Time
-	emptiedAt                          map[string]time.Time
 	reasonWaits                        map[string]*reasonWait // by cluster name
 	// lastEventAt is when a bench profile last changed, to tell when a
 	// process without metrics (upstream's mirror) has settled.
@@ -75,13 +74,12 @@ type reasonWait struct {
 // newObserver watches the profiles through c, which the caller starts.
 func newObserver(ctx context.Context, c cache.Cache, w *world) (*observer, error) {
 	o := &observer{
-		namespaces:   map[string]bool{},
-		want:         map[string]expectation{},
-		target:       w.profileCount(),
-		profiles:     map[types.NamespacedName]profileState{},
-		perNamespace: map[string]int{},
-		emptiedAt:    map[string]time.Time{},
-		reasonWaits:  map[string]*reasonWait{},
+		namespaces:  map[string]bool{},
+		want:        map[string]expectation{},
+		target:      w.profileCount(),
+		profiles:    map[types.NamespacedName]profileState{},
+		tally:       newNamespaceTally(),
+		reasonWaits: map[string]*reasonWait{},
 	}
 	for _, ns := range w.namespaces {
 		o.namespaces[ns] = true
@@ -129,7 +127,7 @@ func (o *observer) observe(obj any, deleted bool) {
 	state := o.stateOf(p)
 	o.profiles[key] = state
 	if !existed {
-		o.perNamespace[p.Namespace]++
+		o.tally.added(p.Namespace)
 		if o.firstAt.IsZero() {
 			o.firstAt = now
 		}
@@ -158,10 +156,7 @@ func (o *observer) forget(key types.NamespacedName, old profileState, existed bo
 	if o.isComplete(old) {
 		o.complete--
 	}
-	o.perNamespace[key.Namespace]--
-	if o.perNamespace[key.Namespace] == 0 {
-		o.emptiedAt[key.Namespace] = now
-	}
+	o.tally.removed(key.Namespace, now)
 }
 
 // noteComplete records when every desired profile became complete.
@@ -289,5 +284,5 @@ func (o *observer) healthyReachedAt(cluster string) time.Time {
 func (o *observer) namespace(ns string) (int, time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.perNamespace[ns], o.emptiedAt[ns]
+	return o.tally.in(ns)
 }

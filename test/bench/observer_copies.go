@@ -26,8 +26,7 @@ type copyObserver struct {
 	target int
 
 	copies       map[types.NamespacedName]string // token digest
-	perNamespace map[string]int
-	emptiedAt    map[string]time.Time
+	tally        namespaceTally
 	current      int // copies carrying their wanted token
 	allCurrentAt time.Time
 	// seenAt is when a copy first carried its wanted token since the want
@@ -40,7 +39,7 @@ type copyObserver struct {
 func newCopyObserver(ctx context.Context, c cache.Cache, w *world) (*copyObserver, error) {
 	o := &copyObserver{
 		namespaces: map[string]bool{}, want: map[string]string{}, target: w.copyCount(),
-		copies: map[types.NamespacedName]string{}, perNamespace: map[string]int{}, emptiedAt: map[string]time.Time{},
+		copies: map[types.NamespacedName]string{}, tally: newNamespaceTally(),
 		seenAt: map[types.NamespacedName]time.Time{},
 	}
 	for _, ns := range w.namespaces {
@@ -86,9 +85,7 @@ func (o *copyObserver) observe(obj any, deleted bool) {
 	if deleted {
 		if existed {
 			delete(o.copies, key)
-			if o.perNamespace[s.Namespace]--; o.perNamespace[s.Namespace] == 0 {
-				o.emptiedAt[s.Namespace] = now
-			}
+			o.tally.removed(s.Namespace, now)
 		}
 		if wasCurrent {
 			o.current--
@@ -98,7 +95,7 @@ func (o *copyObserver) observe(obj any, deleted bool) {
 	token := digest(s.Data[cpcreds.SecretKeyToken])
 	o.copies[key] = token
 	if !existed {
-		o.perNamespace[s.Namespace]++
+		o.tally.added(s.Namespace)
 	}
 	isCurrent := token == o.want[s.Name]
 	switch {
@@ -180,7 +177,7 @@ func (o *copyObserver) seenTimes(name string) []time.Time {
 func (o *copyObserver) inNamespace(ns string) (int, time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.perNamespace[ns], o.emptiedAt[ns]
+	return o.tally.in(ns)
 }
 
 func maxTime(a, b time.Time) time.Time {

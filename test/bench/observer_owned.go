@@ -38,13 +38,12 @@ type ownedObserver struct {
 	// allCurrentAt is when all last came to, zero while one does not.
 	current      int
 	allCurrentAt time.Time
-	perNamespace map[string]int
-	emptiedAt    map[string]time.Time
+	tally        namespaceTally
 }
 
 func newOwnedObserver(kind ownedKind, want map[types.NamespacedName]string, read func(any) (types.NamespacedName, string, bool)) *ownedObserver {
 	return &ownedObserver{kind: kind, read: read, want: want, have: map[types.NamespacedName]string{},
-		perNamespace: map[string]int{}, emptiedAt: map[string]time.Time{}}
+		tally: newNamespaceTally()}
 }
 
 // startOwnedObservers watches, through a cache of their own, the objects of
@@ -152,9 +151,7 @@ func (o *ownedObserver) observe(obj any, deleted bool) {
 	if deleted {
 		if existed {
 			delete(o.have, key)
-			if o.perNamespace[key.Namespace]--; o.perNamespace[key.Namespace] == 0 {
-				o.emptiedAt[key.Namespace] = now
-			}
+			o.tally.removed(key.Namespace, now)
 		}
 		if wasCurrent {
 			o.setCurrent(o.current-1, now)
@@ -163,7 +160,7 @@ func (o *ownedObserver) observe(obj any, deleted bool) {
 	}
 	o.have[key] = got
 	if !existed {
-		o.perNamespace[key.Namespace]++
+		o.tally.added(key.Namespace)
 	}
 	switch isCurrent := got == want; {
 	case isCurrent && !wasCurrent:
@@ -213,7 +210,7 @@ func (o *ownedObserver) allCurrent() (current, target int, at time.Time) {
 func (o *ownedObserver) inNamespace(ns string) (int, time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.perNamespace[ns], o.emptiedAt[ns]
+	return o.tally.in(ns)
 }
 
 // multiKueueDigest is what a MultiKueueCluster carries that the
