@@ -85,7 +85,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	r := &Reconciler{client: mgr.GetClient(), slices: slices, apiReader: mgr.GetAPIReader(), recorder: recorder, managerName: opts.ManagerName,
 		upstream: &coexistence.Guard{Recorder: recorder, BuiltIn: &builtInWriter}, reports: reportonce.New(), leftOut: newLeftOutCounts(),
 		holds: newHolds(), clock: clock.RealClock{}}
-	m := mapper{client: mgr.GetClient()}
+	m := mapper{client: mgr.GetClient(), holds: r.holds, clock: r.clock}
 	b := ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1)}).
 		For(&clusterv1beta1.Placement{}).

@@ -42,6 +42,11 @@ const (
 	// lookEvery is how often a held Placement is looked at (throttled),
 	// however many profiles appear meanwhile: well within settleFor.
 	lookEvery = 2 * time.Second
+	// lookAtLeastEvery is how often a held Placement is looked at while
+	// profile events keep coming: only a look tells whether the slices grew,
+	// which alone keeps a hold going (events can come from profiles anyone
+	// allowed to may create).
+	lookAtLeastEvery = time.Minute
 )
 
 // Why a cluster a Placement chose is left out of its slices.

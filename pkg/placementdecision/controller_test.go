@@ -279,8 +279,9 @@ func TestReconcileHoldsWhileProfilesAppear(t *testing.T) {
 
 // TestReconcileHoldsThroughASlowColdStart: a fleet whose profiles keep
 // appearing for longer than any fixed bound would allow (200 profiles, one
-// every 4 s: over 13 minutes) still gets its slices written once, when the
-// last appears.
+// every 4 s: over 13 minutes) still gets its slices written once, settleFor
+// after the last appears; while they appear, the profile events (which the
+// mapper notes on the hold) spare the Placement all but one look a minute.
 func TestReconcileHoldsThroughASlowColdStart(t *testing.T) {
 	placement := testPlacement()
 	clusters := clusterNames(200)
@@ -292,8 +293,63 @@ func TestReconcileHoldsThroughASlowColdStart(t *testing.T) {
 	for _, pd := range ocmDecisions(placement, clusters) {
 		objs = append(objs, &pd)
 	}
-	writes := 0
+	writes, reads := 0, 0
 	c := fakeclient.Builder(objs...).WithInterceptorFuncs(interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			writes++
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			reads++
+			return c.Get(ctx, key, obj, opts...)
+		},
+	}).Build()
+	r, clock := newTestReconciler(c, events.NewFakeRecorder(10))
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "gpus"}}
+	looks := 0
+	reconcile := func(what string) time.Duration {
+		before := reads
+		result, err := r.Reconcile(context.Background(), req)
+		if err != nil {
+			t.Fatalf("%s: Reconcile: %v", what, err)
+		}
+		if reads > before {
+			looks++
+		}
+		return result.RequeueAfter
+	}
+	for i, name := range clusters {
+		clock.SetTime(clock.Now().Add(4 * time.Second))
+		if err := c.Create(context.Background(), utiltesting.MakeClusterProfile("team", name, testManager).Obj()); err != nil {
+			t.Fatal(err)
+		}
+		r.holds.touch(req.NamespacedName, clock.Now()) // as the mapper's ofProfile does
+		if wait := reconcile(name); wait <= 0 || wait > settleFor {
+			t.Fatalf("profile %d, %s after the first: RequeueAfter = %s, want held for at most %s", i, 4*time.Second*time.Duration(i), wait, settleFor)
+		}
+	}
+	clock.SetTime(clock.Now().Add(settleFor))
+	if wait := reconcile("settleFor after the last"); wait != 0 {
+		t.Fatalf("settleFor after the last profile: RequeueAfter = %s, want 0", wait)
+	}
+	if diff := cmp.Diff(wantSlices(clusters), slicesIn(t, c, "team"),
+		cmpopts.IgnoreFields(metav1.ObjectMeta{}, "ResourceVersion")); diff != "" {
+		t.Errorf("slices (-want +got):\n%s", diff)
+	}
+	// A look when the hold begins, one every lookAtLeastEvery, and the last.
+	publishing := 4 * time.Second * time.Duration(len(clusters))
+	if maxLooks := 2 + int(publishing/lookAtLeastEvery); writes != 2 || looks > maxLooks {
+		t.Errorf("%d writes and %d looks, want 2 (one per slice) and at most %d", writes, looks, maxLooks)
+	}
+}
+
+// TestProfileEventsThatAddNothingDoNotKeepAHold: profile events that bring
+// no new reference (anyone allowed to may create and delete ClusterProfiles
+// in the namespace, one a second here) hold the slices back no longer than
+// the next forced look, lookAtLeastEvery after the last.
+func TestProfileEventsThatAddNothingDoNotKeepAHold(t *testing.T) {
+	writes := 0
+	c := fakeclient.Builder(teamWorld()...).WithInterceptorFuncs(interceptor.Funcs{
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 			writes++
 			return c.Patch(ctx, obj, patch, opts...)
@@ -301,25 +357,16 @@ func TestReconcileHoldsThroughASlowColdStart(t *testing.T) {
 	}).Build()
 	r, clock := newTestReconciler(c, events.NewFakeRecorder(10))
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "gpus"}}
-	for i, name := range clusters {
-		clock.SetTime(clock.Now().Add(4 * time.Second))
-		if err := c.Create(context.Background(), utiltesting.MakeClusterProfile("team", name, testManager).Obj()); err != nil {
+	start := clock.Now()
+	for writes == 0 && clock.Since(start) < 3*time.Minute {
+		r.holds.touch(req.NamespacedName, clock.Now())
+		if _, err := r.Reconcile(context.Background(), req); err != nil {
 			t.Fatal(err)
 		}
-		result, err := r.Reconcile(context.Background(), req)
-		if err != nil {
-			t.Fatalf("profile %d: Reconcile: %v", i, err)
-		}
-		if last := i == len(clusters)-1; (result.RequeueAfter == 0) != last {
-			t.Fatalf("profile %d, %s after the first: RequeueAfter = %s", i, 4*time.Second*time.Duration(i), result.RequeueAfter)
-		}
+		clock.SetTime(clock.Now().Add(time.Second))
 	}
-	if diff := cmp.Diff(wantSlices(clusters), slicesIn(t, c, "team"),
-		cmpopts.IgnoreFields(metav1.ObjectMeta{}, "ResourceVersion")); diff != "" {
-		t.Errorf("slices (-want +got):\n%s", diff)
-	}
-	if writes != 2 {
-		t.Errorf("%d writes, want 2 (one per slice)", writes)
+	if held := clock.Since(start) - time.Second; writes != 1 || held > lookAtLeastEvery {
+		t.Errorf("%d writes after %s of profile events, want 1 within %s", writes, held, lookAtLeastEvery)
 	}
 }
 

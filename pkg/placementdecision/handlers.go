@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/clock"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	operatorv1 "open-cluster-management.io/api/operator/v1"
@@ -41,6 +42,10 @@ func chosenClusters(obj client.Object) []string {
 // mapper maps the events that change a Placement's slices to Placements.
 type mapper struct {
 	client client.Reader
+	// holds, timed by clock, learn of the profile events of held
+	// Placements.
+	holds *holds
+	clock clock.PassiveClock
 }
 
 // ofDecision maps one of OCM's PlacementDecisions to the Placement its
@@ -55,9 +60,13 @@ func (m mapper) ofSlice(_ context.Context, obj client.Object) []reconcile.Reques
 }
 
 // ofProfile maps a profile to the Placements of its namespace that chose
-// its cluster.
+// its cluster, and touches their holds.
 func (m mapper) ofProfile(ctx context.Context, obj client.Object) []reconcile.Request {
-	return m.choosing(ctx, obj.GetName(), client.InNamespace(obj.GetNamespace()))
+	requests := m.choosing(ctx, obj.GetName(), client.InNamespace(obj.GetNamespace()))
+	for _, req := range requests {
+		m.holds.touch(req.NamespacedName, m.clock.Now())
+	}
+	return requests
 }
 
 // ofCluster maps a ManagedCluster to the Placements that chose it.

@@ -3,14 +3,17 @@ package placementdecision
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	operatorv1 "open-cluster-management.io/api/operator/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -26,7 +29,7 @@ func TestMapper(t *testing.T) {
 	c := fakeclient.Builder(gpus, cpus, elsewhere, &gpusDecision, &cpusDecision, &elsewhereDecision,
 		utiltesting.MakeBinding("team", "prod").Obj(), utiltesting.MakeBinding("other", "dev").Obj()).
 		WithIndex(&clusterv1beta1.PlacementDecision{}, ChosenClusterKey, chosenClusters).Build()
-	m := mapper{client: c}
+	m := mapper{client: c, holds: newHolds(), clock: clocktesting.NewFakePassiveClock(testNow)}
 	request := func(namespace, name string) reconcile.Request {
 		return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}}
 	}
@@ -78,6 +81,26 @@ func TestMapper(t *testing.T) {
 				t.Errorf("requests (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestAProfileEventTouchesTheHoldsOfThePlacementsThatChoseItsCluster: the
+// mapper notes the event on the hold of a held Placement that chose the
+// profile's cluster, and keeps no hold for one not held.
+func TestAProfileEventTouchesTheHoldsOfThePlacementsThatChoseItsCluster(t *testing.T) {
+	gpus, cpus := testPlacement(), &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "cpus", UID: "uid-2"}}
+	gpusDecision, cpusDecision := ocmDecision(gpus, 1, 0, "c1"), ocmDecision(cpus, 1, 0, "c1")
+	c := fakeclient.Builder(gpus, cpus, &gpusDecision, &cpusDecision).
+		WithIndex(&clusterv1beta1.PlacementDecision{}, ChosenClusterKey, chosenClusters).Build()
+	clock := clocktesting.NewFakePassiveClock(testNow)
+	m := mapper{client: c, holds: newHolds(), clock: clock}
+	gpusKey := client.ObjectKeyFromObject(gpus)
+	m.holds.byPlacement[gpusKey] = hold{progressed: testNow, looked: testNow, referenced: 1}
+	clock.SetTime(testNow.Add(time.Second))
+	m.ofProfile(context.Background(), utiltesting.MakeClusterProfile("team", "c1", testManager).Obj())
+	want := map[types.NamespacedName]hold{gpusKey: {progressed: testNow, looked: testNow, touched: testNow.Add(time.Second), referenced: 1}}
+	if diff := cmp.Diff(want, m.holds.byPlacement, cmp.AllowUnexported(hold{})); diff != "" {
+		t.Errorf("holds (-want +got):\n%s", diff)
 	}
 }
 

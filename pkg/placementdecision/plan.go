@@ -68,9 +68,11 @@ func upToDate(have, want *cpv1alpha1.PlacementDecision) bool {
 // clusters it chose keep appearing.
 type hold struct {
 	// progressed is when the slices last grew to reference more profiles
-	// than ever in this hold; looked when the Placement was last looked at
-	// (throttled).
-	progressed, looked time.Time
+	// than ever in this hold; looked when the Placement was last looked at;
+	// touched when a profile of a cluster it chose last came or went (the
+	// mapper's ofProfile), which tells, without a look, that profiles are
+	// still appearing (throttled).
+	progressed, looked, touched time.Time
 	// referenced is the most profiles the slices would have referenced.
 	referenced int
 }
@@ -96,7 +98,7 @@ func holdWrite(held hold, holding bool, existing []cpv1alpha1.PlacementDecision,
 	if !holding {
 		held = hold{progressed: now, referenced: referenced}
 	} else if referenced > held.referenced {
-		held.progressed, held.referenced = now, referenced
+		held.progressed, held.referenced = grewAt(held, now), referenced
 	}
 	wait = held.progressed.Add(settleFor).Sub(now)
 	if wait <= 0 {
@@ -104,6 +106,16 @@ func holdWrite(held hold, holding bool, existing []cpv1alpha1.PlacementDecision,
 	}
 	held.looked = now
 	return held, true, wait
+}
+
+// grewAt is when slices found grown at now grew: at the last profile event
+// since the last look, if the mapper saw one, as the look may come well
+// after it (throttled).
+func grewAt(held hold, now time.Time) time.Time {
+	if held.touched.After(held.looked) {
+		return held.touched
+	}
+	return now
 }
 
 // addsOnly tells whether wanted (the desired slices' references) holds
@@ -141,9 +153,11 @@ type holds struct {
 func newHolds() *holds { return &holds{byPlacement: map[types.NamespacedName]hold{}} }
 
 // throttled tells how long a held Placement waits before it is looked at
-// again (0: look now): at most once every lookEvery while held, as a look
-// reads every chosen cluster and its profile, and a fleet being published
-// brings an event per profile.
+// again (0: look now), as a look reads every chosen cluster and its
+// profile, and a fleet being published brings an event per profile: at
+// most once every lookEvery, and not before settleFor has passed since the
+// last profile event, when a look could only find the hold going on; but at
+// least once every lookAtLeastEvery, as only a look tells the slices grew.
 func (h *holds) throttled(key types.NamespacedName, now time.Time) time.Duration {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -151,7 +165,19 @@ func (h *holds) throttled(key types.NamespacedName, now time.Time) time.Duration
 	if !holding {
 		return 0
 	}
-	return max(held.looked.Add(lookEvery).Sub(now), 0)
+	untilQuiet := min(held.touched.Add(settleFor).Sub(now), held.looked.Add(lookAtLeastEvery).Sub(now))
+	return max(held.looked.Add(lookEvery).Sub(now), untilQuiet, 0)
+}
+
+// touch notes a profile event for a held Placement (nothing for others:
+// a hold begins at a look).
+func (h *holds) touch(key types.NamespacedName, now time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if held, holding := h.byPlacement[key]; holding {
+		held.touched = now
+		h.byPlacement[key] = held
+	}
 }
 
 // forget drops the Placement's hold, if any: nothing is to be written (its

@@ -128,12 +128,60 @@ func TestHoldWrite(t *testing.T) {
 			held: hold{progressed: start.Add(time.Hour), referenced: 501}, holding: true,
 			desired: lacking(clusterNames(501)...), now: start.Add(time.Hour + settleFor),
 		},
+		"grown, with a profile event since the last look: grew at the event, held for the rest of settleFor": {
+			held: hold{progressed: start, looked: start, touched: start.Add(3 * time.Second), referenced: 1}, holding: true,
+			desired: lacking("c1", "c2"), now: start.Add(6 * time.Second),
+			want:   hold{progressed: start.Add(3 * time.Second), looked: start.Add(6 * time.Second), touched: start.Add(3 * time.Second), referenced: 2},
+			wantOK: true, wantWait: 2 * time.Second,
+		},
+		"grown, the last profile event settleFor ago: now": {
+			held: hold{progressed: start, looked: start, touched: start.Add(time.Second), referenced: 1}, holding: true,
+			desired: lacking("c1", "c2"), now: start.Add(time.Second + settleFor),
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got, ok, wait := holdWrite(tc.held, tc.holding, tc.existing, tc.desired, tc.now)
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(hold{})); diff != "" || ok != tc.wantOK || wait != tc.wantWait {
 				t.Errorf("holdWrite = (%v, %s), want (%v, %s); hold (-want +got):\n%s", ok, wait, tc.wantOK, tc.wantWait, diff)
+			}
+		})
+	}
+}
+
+func TestThrottled(t *testing.T) {
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	key := types.NamespacedName{Namespace: "team", Name: "gpus"}
+	cases := map[string]struct {
+		held *hold
+		now  time.Time
+		want time.Duration
+	}{
+		"not held: look now": {now: start},
+		"looked a second ago: the rest of lookEvery": {
+			held: &hold{looked: start}, now: start.Add(time.Second), want: lookEvery - time.Second,
+		},
+		"looked lookEvery ago: look now": {
+			held: &hold{looked: start}, now: start.Add(lookEvery),
+		},
+		"a profile event a second ago: not before settleFor after it": {
+			held: &hold{looked: start, touched: start.Add(3 * time.Second)}, now: start.Add(4 * time.Second), want: settleFor - time.Second,
+		},
+		"the last profile event settleFor ago: look now": {
+			held: &hold{looked: start, touched: start.Add(time.Second)}, now: start.Add(time.Second + settleFor),
+		},
+		"profile events for lookAtLeastEvery since the last look: look now": {
+			held: &hold{looked: start, touched: start.Add(lookAtLeastEvery)}, now: start.Add(lookAtLeastEvery),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			h := newHolds()
+			if tc.held != nil {
+				h.byPlacement[key] = *tc.held
+			}
+			if got := h.throttled(key, tc.now); got != tc.want {
+				t.Errorf("throttled = %s, want %s", got, tc.want)
 			}
 		})
 	}
