@@ -65,6 +65,7 @@ func (b *bench) measureFloor(ctx context.Context) error {
 		b.progress.logf("floor: then %s", describeOwned(plan.owned))
 	}
 
+	cpuBefore := b.cpuNow(nil)
 	start := time.Now()
 	stopTicker := b.tickEvery(5*time.Second, func() { b.progress.logf("floor: running for %s", formatDuration(time.Since(start))) })
 	// Cluster-major order, as the mirror reconciles a cluster at a time and
@@ -78,14 +79,15 @@ func (b *bench) measureFloor(ctx context.Context) error {
 		})
 	}
 	took := time.Since(start)
+	cpu := b.cpuNow(nil).minus(cpuBefore)
 	stopTicker()
 	if err != nil {
 		return err
 	}
 	requests := plan.total()
 	b.res.Floor = &floorResult{Seconds: took.Seconds(), Requests: requests, RequestsPerSecond: float64(requests) / took.Seconds(),
-		Writes: plan.describe(), Owned: plan.owned}
-	b.progress.logf("floor: %d requests in %s (%.0f/s)", requests, formatDuration(took), b.res.Floor.RequestsPerSecond)
+		Writes: plan.describe(), Owned: plan.owned, CPUSeconds: cpu}
+	b.progress.logf("floor: %d requests in %s (%.0f/s); CPU %s", requests, formatDuration(took), b.res.Floor.RequestsPerSecond, cpu)
 	return b.deleteFloorObjects(ctx, namespaces)
 }
 

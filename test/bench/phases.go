@@ -43,6 +43,7 @@ func (b *bench) coldConvergence(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	cpuBefore := b.cpuNow(nil)
 	m, err := b.startManager("cold")
 	if err != nil {
 		return err
@@ -51,8 +52,9 @@ func (b *bench) coldConvergence(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	cpu := b.cpuNow(m).minus(cpuBefore)
 	c := b.obs.convergence()
-	b.progress.logf("cold: converged after %s; waiting for the manager to settle", formatDuration(doneAt.Sub(m.started)))
+	b.progress.logf("cold: converged after %s; CPU %s; waiting for the manager to settle", formatDuration(doneAt.Sub(m.started)), cpu)
 	quietAt, set, err := b.waitQuiet(ctx, m, len(b.world.clusters))
 	if err != nil {
 		return err
@@ -72,6 +74,7 @@ func (b *bench) coldConvergence(ctx context.Context) error {
 		AllExistSeconds:          c.allExistAt.Sub(m.started).Seconds(),
 		AllCompleteSeconds:       c.allCompleteAt.Sub(m.started).Seconds(),
 		ConvergedSeconds:         doneAt.Sub(m.started).Seconds(),
+		CPUSeconds:               cpu,
 		QuietSeconds:             quietAt.Sub(m.started).Seconds(),
 		RatioToFloor:             doneAt.Sub(m.started).Seconds() / b.res.Floor.Seconds,
 		RatioToFloorAfterStartup: doneAt.Sub(c.firstAt).Seconds() / b.res.Floor.Seconds,

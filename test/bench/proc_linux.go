@@ -50,3 +50,42 @@ func rssBytes(pid int) (peak, current, anon uint64, err error) {
 	}
 	return peak, current, anon, nil
 }
+
+// clockTicksPerSecond is the unit of /proc/<pid>/stat's CPU times (USER_HZ,
+// 100 on every Linux the project runs on).
+const clockTicksPerSecond = 100
+
+// processCPU reads, from /proc, the CPU seconds (user and system) of this
+// process, of the control plane it started (kube-apiserver, etcd) and of
+// the process pid under the name manager when pid is not 0.
+func processCPU(managerPID int) (map[string]float64, error) {
+	out := map[string]float64{}
+	self := os.Getpid()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		st, err := parseStat(string(raw))
+		if err != nil {
+			return nil, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		switch {
+		case pid == self:
+			out["bench"] += st.seconds
+		case pid == managerPID:
+			out["manager"] += st.seconds
+		case st.parent == self && (st.command == "kube-apiserver" || st.command == "etcd"):
+			out[st.command] += st.seconds
+		}
+	}
+	return out, nil
+}

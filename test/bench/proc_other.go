@@ -18,3 +18,8 @@ func managerSysProcAttr() *syscall.SysProcAttr {
 func rssBytes(int) (peak, current, anon uint64, err error) {
 	return 0, 0, 0, errors.New("memory is only read on Linux")
 }
+
+// processCPU needs /proc; elsewhere CPU is not reported.
+func processCPU(int) (map[string]float64, error) {
+	return nil, errors.New("CPU is only read on Linux")
+}

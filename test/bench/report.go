@@ -75,6 +75,8 @@ type floorResult struct {
 	Seconds           float64     `json:"seconds"`
 	Requests          int         `json:"requests"`
 	RequestsPerSecond float64     `json:"requestsPerSecond"`
+	// CPUSeconds is what each process spent meanwhile.
+	CPUSeconds cpuUse `json:"cpuSeconds,omitempty"`
 }
 
 type coldResult struct {
@@ -88,8 +90,10 @@ type coldResult struct {
 	// ConvergedSeconds is when profiles and copies were all done: the time
 	// held against the floor.
 	ConvergedSeconds float64 `json:"convergedSeconds"`
-	QuietSeconds     float64 `json:"quietSeconds"`
-	RatioToFloor     float64 `json:"ratioToFloor"`
+	// CPUSeconds is what each process spent until then.
+	CPUSeconds   cpuUse  `json:"cpuSeconds,omitempty"`
+	QuietSeconds float64 `json:"quietSeconds"`
+	RatioToFloor float64 `json:"ratioToFloor"`
 	// RatioToFloorAfterStartup leaves the start-up out: from the first
 	// profile until all are complete, over the floor.
 	RatioToFloorAfterStartup float64     `json:"ratioToFloorAfterStartup"`
