@@ -152,10 +152,11 @@ func TestReconcile(t *testing.T) {
 }
 
 // TestReconcileTrustsItsOwnCreateOverALaggingCache: a reconcile whose
-// caches do not show the Secret it has just created (another event on the
-// profile came first) sends nothing, and waits; once cachelag.Patience has
-// passed with the caches still blind, it creates again, which the API
-// server refuses harmlessly.
+// cache of our Secrets does not show the Secret it has just created
+// (another event on the profile came first), while the cache of every
+// Secret's name does, sends nothing, reports nothing, and waits; once
+// cachelag.Patience has passed with the cache still blind, it creates
+// again, which the API server refuses harmlessly.
 func TestReconcileTrustsItsOwnCreateOverALaggingCache(t *testing.T) {
 	creates := 0
 	c := fakeclient.Builder(argoCDWorld(true)...).WithReturnManagedFields().WithInterceptorFuncs(interceptor.Funcs{
@@ -165,9 +166,9 @@ func TestReconcileTrustsItsOwnCreateOverALaggingCache(t *testing.T) {
 		},
 	}).Build()
 	clock := clocktesting.NewFakePassiveClock(testNow)
-	blind := blindTo{Reader: c, name: "cluster-c1"}
-	r := &Reconciler{client: c, secrets: blind, names: blind, apiReader: c, entries: publishes{proxyEntry()},
-		recorder: events.NewFakeRecorder(10), clock: clock, settings: testSettings, reports: reportonce.New(), created: cachelag.New(clock)}
+	recorder := events.NewFakeRecorder(10)
+	r := &Reconciler{client: c, secrets: blindTo{Reader: c, name: "cluster-c1"}, names: c, apiReader: c, entries: publishes{proxyEntry()},
+		recorder: recorder, clock: clock, settings: testSettings, reports: reportonce.New(), created: cachelag.New(clock)}
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "argocd", Name: "c1"}}
 	steps := []struct {
 		name        string
@@ -187,6 +188,9 @@ func TestReconcileTrustsItsOwnCreateOverALaggingCache(t *testing.T) {
 		}
 		if result.RequeueAfter != step.wantRequeue || creates != step.wantCreates {
 			t.Errorf("%s: RequeueAfter %s and %d creates, want %s and %d", step.name, result.RequeueAfter, creates, step.wantRequeue, step.wantCreates)
+		}
+		if got := utiltesting.DrainEvents(recorder); len(got) > 0 {
+			t.Errorf("%s: reported %v", step.name, got)
 		}
 	}
 }
