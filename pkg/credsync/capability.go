@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/metadata"
 	"k8s.io/component-base/featuregate"
+	"k8s.io/utils/clock"
 	authv1beta1 "open-cluster-management.io/managed-serviceaccount/apis/authentication/v1beta1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -28,6 +29,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/features"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/cachelag"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/eventnote"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/fieldindex"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/filteredcache"
@@ -92,6 +94,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		tokens: tokens, copies: copies, apiReader: mgr.GetAPIReader(),
 		recorder: eventnote.Truncating(mgr.GetEventRecorder(ControllerName)), managerName: opts.ManagerName,
 		reports: reportonce.New(), blockers: blocked, unscoped: opts.Unscoped, upstream: opts.Upstream,
+		created: cachelag.New(clock.RealClock{}),
 	}
 	if err := opts.Upstream.Start(mgr); err != nil {
 		return err

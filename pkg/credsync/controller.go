@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -38,6 +39,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/metrics"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/cachelag"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/namekeys"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/optional"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
@@ -72,6 +74,9 @@ type Reconciler struct {
 	// upstream is managed-serviceaccount's own syncer, to which this one
 	// yields while it is enabled; nil: not watched.
 	upstream *coexistence.TwinWatch
+	// created are the copies created that the copies cache does not show
+	// yet: not created again meanwhile.
+	created *cachelag.Creations
 }
 
 // Published are the access entries this bundle publishes for a cluster; the
@@ -149,6 +154,9 @@ func (r *Reconciler) reconcileNamespace(ctx context.Context, req ctrl.Request) (
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	for _, c := range existing {
+		r.created.Seen(c.Namespace + "/" + c.Name)
+	}
 	steps, err := r.confirmRemovals(ctx, namespace, cluster, planCopies(cluster, desired, existing, yielding))
 	if err != nil {
 		return ctrl.Result{}, err
@@ -156,9 +164,12 @@ func (r *Reconciler) reconcileNamespace(ctx context.Context, req ctrl.Request) (
 	if len(steps) == 0 {
 		ctrl.LoggerFrom(ctx).V(4).Info("Synced Secrets up to date")
 	}
-	err = r.execute(ctx, namespace, cluster, sources, steps)
+	wait, err := r.execute(ctx, namespace, cluster, sources, steps)
 	if yielding {
 		err = errors.Join(err, r.reconcileMarks(ctx, profile, desired, existing))
+	}
+	if err == nil && wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	return clusterprofile.ResultFor(ctx, err)
 }
@@ -330,9 +341,11 @@ func (r *Reconciler) existingCopies(ctx context.Context, namespace, cluster stri
 
 // execute carries out the steps; one failing copy does not stop the others.
 // The names still held by another Secret afterwards are watched, so the copy
-// is made when the holder goes.
-func (r *Reconciler) execute(ctx context.Context, namespace, cluster string, sources []Source, steps []copyStep) error {
+// is made when the holder goes. A copy just created that the cache does not
+// show yet is not created again: execute returns how long to wait for it.
+func (r *Reconciler) execute(ctx context.Context, namespace, cluster string, sources []Source, steps []copyStep) (time.Duration, error) {
 	var errs []error
+	var wait time.Duration
 	findings := map[string]string{}
 	defer func() { r.blockers.Set(namespace, cluster, sets.List(sets.KeySet(findings))) }()
 	for _, s := range steps {
@@ -342,6 +355,13 @@ func (r *Reconciler) execute(ctx context.Context, namespace, cluster string, sou
 		case s.collision != nil:
 			findings[s.name()] = describeHolder(s.collision.holder)
 		case s.create != nil:
+			if w := r.created.Wait(s.create.Namespace + "/" + s.create.Name); w > 0 {
+				log.V(4).Info("Waiting for the cache to show the synced token Secret just created", "wait", w)
+				if wait == 0 || w < wait {
+					wait = w
+				}
+				continue
+			}
 			log.V(2).Info("Creating synced token Secret")
 			err = r.create(ctx, s.create, findings)
 		case s.apply != nil:
@@ -362,7 +382,7 @@ func (r *Reconciler) execute(ctx context.Context, namespace, cluster string, sou
 		}
 	}
 	r.reportCollisions(ctx, namespace+"/"+cluster, sources, steps, findings)
-	return errors.Join(errs...)
+	return wait, errors.Join(errs...)
 }
 
 func (r *Reconciler) namespaceOf(s copyStep) string {
@@ -383,6 +403,9 @@ func (r *Reconciler) namespaceOf(s copyStep) string {
 func (r *Reconciler) create(ctx context.Context, want *corev1.Secret, findings map[string]string) error {
 	err := r.client.Create(ctx, want.DeepCopy(), client.FieldOwner(FieldManager))
 	metrics.SyncedSecretWrite(metrics.OpCreate, client.IgnoreAlreadyExists(err))
+	if err == nil {
+		r.created.Created(want.Namespace + "/" + want.Name)
+	}
 	if !apierrors.IsAlreadyExists(err) {
 		return wrap(err, "creating", want)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -14,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	addonv1beta1 "open-cluster-management.io/api/addon/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
@@ -22,11 +25,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/coexistence"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/internal/fakeclient"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/cachelag"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/namekeys"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
@@ -94,7 +99,8 @@ const unscopedEvent = "Warning UnscopedTokenCopied This ManagedServiceAccount na
 
 func newTestReconciler(c client.Client, recorder events.EventRecorder) *Reconciler {
 	return &Reconciler{client: c, members: membership.Reader{Client: c}, tokens: c, copies: copiesOnly{c}, apiReader: c,
-		recorder: recorder, managerName: "open-cluster-management", reports: reportonce.New(), blockers: newBlockers(nil)}
+		recorder: recorder, managerName: "open-cluster-management", reports: reportonce.New(), blockers: newBlockers(nil),
+		created: cachelag.New(clock.RealClock{})}
 }
 
 func syncedCopy(ns string) *corev1.Secret {
@@ -459,3 +465,53 @@ func TestARemovalWaitsForTheAPIServer(t *testing.T) {
 		})
 	}
 }
+
+// TestACopyJustCreatedIsNotCreatedAgainWhileTheCacheLags: a reconcile whose
+// copies cache does not show the copy it has just created (another event on
+// the key came first) sends nothing and comes back; once
+// cachelag.Patience has passed with the cache still blind, it creates
+// again, which the API server refuses harmlessly.
+func TestACopyJustCreatedIsNotCreatedAgainWhileTheCacheLags(t *testing.T) {
+	creates := 0
+	c := fakeclient.Builder(hub(profile("team", "c1"))...).WithIndex(&corev1.Secret{}, IndexCopyOf, IndexCopy).
+		WithInterceptorFuncs(interceptor.Funcs{
+			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+				creates++
+				return c.Create(ctx, obj, opts...)
+			},
+		}).Build()
+	r := newTestReconciler(c, events.NewFakeRecorder(10))
+	r.copies = noCopiesYet{}
+	clock := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	r.created = cachelag.New(clock)
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "c1"}}
+	steps := []struct {
+		name        string
+		after       time.Duration
+		wantRequeue time.Duration
+		wantCreates int
+	}{
+		{"created", 0, 0, 1},
+		{"the cache does not show it yet: nothing sent", time.Second, cachelag.Patience - time.Second, 1},
+		{"still blind after Patience: created again", cachelag.Patience, 0, 2},
+	}
+	for _, step := range steps {
+		clock.SetTime(clock.Now().Add(step.after))
+		result, err := r.Reconcile(context.Background(), req)
+		if err != nil {
+			t.Fatalf("%s: Reconcile: %v", step.name, err)
+		}
+		if result.RequeueAfter != step.wantRequeue || creates != step.wantCreates {
+			t.Errorf("%s: RequeueAfter %s and %d creates, want %s and %d", step.name, result.RequeueAfter, creates, step.wantRequeue, step.wantCreates)
+		}
+	}
+}
+
+// noCopiesYet reads like a copies cache that has seen no copy yet.
+type noCopiesYet struct{}
+
+func (noCopiesYet) Get(_ context.Context, key client.ObjectKey, _ client.Object, _ ...client.GetOption) error {
+	return apierrors.NewNotFound(corev1.Resource("secrets"), key.Name)
+}
+
+func (noCopiesYet) List(context.Context, client.ObjectList, ...client.ListOption) error { return nil }
