@@ -170,29 +170,8 @@ func TestReconcileTrustsItsOwnCreateOverALaggingCache(t *testing.T) {
 	r := &Reconciler{client: c, secrets: blindTo{Reader: c, name: "cluster-c1"}, names: c, apiReader: c, entries: publishes{proxyEntry()},
 		recorder: recorder, clock: clock, settings: testSettings, reports: reportonce.New(), created: cachelag.New(clock)}
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "argocd", Name: "c1"}}
-	steps := []struct {
-		name        string
-		after       time.Duration
-		wantRequeue time.Duration
-		wantCreates int
-	}{
-		{"created", 0, 0, 1},
-		{"the caches do not show it yet: nothing sent", time.Second, cachelag.Patience - time.Second, 1},
-		{"still blind after Patience: created again", cachelag.Patience, 0, 2},
-	}
-	for _, step := range steps {
-		clock.SetTime(clock.Now().Add(step.after))
-		result, err := r.Reconcile(context.Background(), req)
-		if err != nil {
-			t.Fatalf("%s: Reconcile: %v", step.name, err)
-		}
-		if result.RequeueAfter != step.wantRequeue || creates != step.wantCreates {
-			t.Errorf("%s: RequeueAfter %s and %d creates, want %s and %d", step.name, result.RequeueAfter, creates, step.wantRequeue, step.wantCreates)
-		}
-		if got := utiltesting.DrainEvents(recorder); len(got) > 0 {
-			t.Errorf("%s: reported %v", step.name, got)
-		}
-	}
+	utiltesting.ExpectACreateWaitsForItsCache(t, clock, func() (ctrl.Result, error) { return r.Reconcile(context.Background(), req) },
+		func() int { return creates }, func() []string { return utiltesting.DrainEvents(recorder) })
 }
 
 // blindTo reads like a cache that has not seen the Secret name yet.

@@ -473,38 +473,21 @@ func TestARemovalWaitsForTheAPIServer(t *testing.T) {
 // again, which the API server refuses harmlessly.
 func TestACopyJustCreatedIsNotCreatedAgainWhileTheCacheLags(t *testing.T) {
 	creates := 0
-	c := fakeclient.Builder(hub(profile("team", "c1"))...).WithIndex(&corev1.Secret{}, IndexCopyOf, IndexCopy).
+	c := fakeclient.Builder(scoped("team", profile("team", "c1"))...).WithIndex(&corev1.Secret{}, IndexCopyOf, IndexCopy).
 		WithInterceptorFuncs(interceptor.Funcs{
 			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 				creates++
 				return c.Create(ctx, obj, opts...)
 			},
 		}).Build()
-	r := newTestReconciler(c, events.NewFakeRecorder(10))
+	recorder := events.NewFakeRecorder(10)
+	r := newTestReconciler(c, recorder)
 	r.copies = noCopiesYet{}
 	clock := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	r.created = cachelag.New(clock)
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "c1"}}
-	steps := []struct {
-		name        string
-		after       time.Duration
-		wantRequeue time.Duration
-		wantCreates int
-	}{
-		{"created", 0, 0, 1},
-		{"the cache does not show it yet: nothing sent", time.Second, cachelag.Patience - time.Second, 1},
-		{"still blind after Patience: created again", cachelag.Patience, 0, 2},
-	}
-	for _, step := range steps {
-		clock.SetTime(clock.Now().Add(step.after))
-		result, err := r.Reconcile(context.Background(), req)
-		if err != nil {
-			t.Fatalf("%s: Reconcile: %v", step.name, err)
-		}
-		if result.RequeueAfter != step.wantRequeue || creates != step.wantCreates {
-			t.Errorf("%s: RequeueAfter %s and %d creates, want %s and %d", step.name, result.RequeueAfter, creates, step.wantRequeue, step.wantCreates)
-		}
-	}
+	utiltesting.ExpectACreateWaitsForItsCache(t, clock, func() (ctrl.Result, error) { return r.Reconcile(context.Background(), req) },
+		func() int { return creates }, func() []string { return utiltesting.DrainEvents(recorder) })
 }
 
 // noCopiesYet reads like a copies cache that has seen no copy yet.

@@ -148,24 +148,7 @@ func TestReconcileTrustsItsOwnCreateOverALaggingCache(t *testing.T) {
 	clock := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	r.created = cachelag.New(clock)
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "kueue-system", Name: "c1"}}
-	steps := []struct {
-		name       string
-		after      time.Duration
-		wantWait   time.Duration
-		wantWrites int
-	}{
-		{"created", 0, 0, 1},
-		{"the cache does not show it yet: nothing sent", time.Second, cachelag.Patience - time.Second, 1},
-		{"still blind after Patience: created again", cachelag.Patience, 0, 2},
-	}
-	for _, step := range steps {
-		clock.SetTime(clock.Now().Add(step.after))
-		result, err := r.Reconcile(ctx, req)
-		if err != nil {
-			t.Fatalf("%s: Reconcile: %v", step.name, err)
-		}
-		if result.RequeueAfter != step.wantWait || writes != step.wantWrites {
-			t.Errorf("%s: RequeueAfter %s and %d writes, want %s and %d", step.name, result.RequeueAfter, writes, step.wantWait, step.wantWrites)
-		}
-	}
+	recorder := r.recorder.(*events.FakeRecorder)
+	utiltesting.ExpectACreateWaitsForItsCache(t, clock, func() (ctrl.Result, error) { return r.Reconcile(ctx, req) },
+		func() int { return writes }, func() []string { return utiltesting.DrainEvents(recorder) })
 }

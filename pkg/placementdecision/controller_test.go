@@ -214,6 +214,23 @@ func slicesIn(t *testing.T, c client.Reader, namespace string) []*cpv1alpha1.Pla
 	return out
 }
 
+// countingClient is a fake client over objs that counts the patches (the
+// slices' writes) and the reads sent through it.
+func countingClient(objs ...client.Object) (c client.Client, writes, reads *int) {
+	writes, reads = new(int), new(int)
+	c = fakeclient.Builder(objs...).WithInterceptorFuncs(interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			*writes++
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			*reads++
+			return c.Get(ctx, key, obj, opts...)
+		},
+	}).Build()
+	return c, writes, reads
+}
+
 // TestReconcileHoldsWhileProfilesAppear: while the profiles of the chosen
 // clusters appear one by one (the mirror publishing a fleet), the slices
 // are held, and written once, complete, when the last appears; nothing is
@@ -221,12 +238,7 @@ func slicesIn(t *testing.T, c client.Reader, namespace string) []*cpv1alpha1.Pla
 func TestReconcileHoldsWhileProfilesAppear(t *testing.T) {
 	placement := testPlacement()
 	pd := ocmDecision(placement, 1, 0, "c1", "c2", "c3")
-	writes := 0
-	count := func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-		writes++
-		return c.Patch(ctx, obj, patch, opts...)
-	}
-	c := fakeclient.Builder(
+	c, writes, _ := countingClient(
 		utiltesting.MakeManagedCluster("c1").ClusterSet("prod").Obj(),
 		utiltesting.MakeManagedCluster("c2").ClusterSet("prod").Obj(),
 		utiltesting.MakeManagedCluster("c3").ClusterSet("prod").Obj(),
@@ -234,7 +246,7 @@ func TestReconcileHoldsWhileProfilesAppear(t *testing.T) {
 		utiltesting.NamespaceObj("team"),
 		utiltesting.MakeBinding("team", "prod").Bound(true).Obj(),
 		placement, &pd,
-	).WithInterceptorFuncs(interceptor.Funcs{Patch: count}).Build()
+	)
 	recorder := events.NewFakeRecorder(10)
 	r, clock := newTestReconciler(c, recorder)
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "gpus"}}
@@ -264,7 +276,7 @@ func TestReconcileHoldsWhileProfilesAppear(t *testing.T) {
 		if result.RequeueAfter != step.wantWait {
 			t.Errorf("%s: RequeueAfter = %s, want %s", step.name, result.RequeueAfter, step.wantWait)
 		}
-		if step.wantWait > 0 && (writes > 0 || len(utiltesting.DrainEvents(recorder)) > 0) {
+		if step.wantWait > 0 && (*writes > 0 || len(utiltesting.DrainEvents(recorder)) > 0) {
 			t.Fatalf("%s: written or reported while held", step.name)
 		}
 	}
@@ -272,8 +284,8 @@ func TestReconcileHoldsWhileProfilesAppear(t *testing.T) {
 		cmpopts.IgnoreFields(metav1.ObjectMeta{}, "ResourceVersion")); diff != "" {
 		t.Errorf("slices (-want +got):\n%s", diff)
 	}
-	if writes != 1 {
-		t.Errorf("%d writes, want 1", writes)
+	if *writes != 1 {
+		t.Errorf("%d writes, want 1", *writes)
 	}
 }
 
@@ -293,27 +305,17 @@ func TestReconcileHoldsThroughASlowColdStart(t *testing.T) {
 	for _, pd := range ocmDecisions(placement, clusters) {
 		objs = append(objs, &pd)
 	}
-	writes, reads := 0, 0
-	c := fakeclient.Builder(objs...).WithInterceptorFuncs(interceptor.Funcs{
-		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			writes++
-			return c.Patch(ctx, obj, patch, opts...)
-		},
-		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			reads++
-			return c.Get(ctx, key, obj, opts...)
-		},
-	}).Build()
+	c, writes, reads := countingClient(objs...)
 	r, clock := newTestReconciler(c, events.NewFakeRecorder(10))
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "gpus"}}
 	looks := 0
 	reconcile := func(what string) time.Duration {
-		before := reads
+		before := *reads
 		result, err := r.Reconcile(context.Background(), req)
 		if err != nil {
 			t.Fatalf("%s: Reconcile: %v", what, err)
 		}
-		if reads > before {
+		if *reads > before {
 			looks++
 		}
 		return result.RequeueAfter
@@ -338,8 +340,8 @@ func TestReconcileHoldsThroughASlowColdStart(t *testing.T) {
 	}
 	// A look when the hold begins, one every lookAtLeastEvery, and the last.
 	publishing := 4 * time.Second * time.Duration(len(clusters))
-	if maxLooks := 2 + int(publishing/lookAtLeastEvery); writes != 2 || looks > maxLooks {
-		t.Errorf("%d writes and %d looks, want 2 (one per slice) and at most %d", writes, looks, maxLooks)
+	if maxLooks := 2 + int(publishing/lookAtLeastEvery); *writes != 2 || looks > maxLooks {
+		t.Errorf("%d writes and %d looks, want 2 (one per slice) and at most %d", *writes, looks, maxLooks)
 	}
 }
 
@@ -348,25 +350,19 @@ func TestReconcileHoldsThroughASlowColdStart(t *testing.T) {
 // in the namespace, one a second here) hold the slices back no longer than
 // the next forced look, lookAtLeastEvery after the last.
 func TestProfileEventsThatAddNothingDoNotKeepAHold(t *testing.T) {
-	writes := 0
-	c := fakeclient.Builder(teamWorld()...).WithInterceptorFuncs(interceptor.Funcs{
-		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			writes++
-			return c.Patch(ctx, obj, patch, opts...)
-		},
-	}).Build()
+	c, writes, _ := countingClient(teamWorld()...)
 	r, clock := newTestReconciler(c, events.NewFakeRecorder(10))
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "gpus"}}
 	start := clock.Now()
-	for writes == 0 && clock.Since(start) < 3*time.Minute {
+	for *writes == 0 && clock.Since(start) < 3*time.Minute {
 		r.holds.touch(req.NamespacedName, clock.Now())
 		if _, err := r.Reconcile(context.Background(), req); err != nil {
 			t.Fatal(err)
 		}
 		clock.SetTime(clock.Now().Add(time.Second))
 	}
-	if held := clock.Since(start) - time.Second; writes != 1 || held > lookAtLeastEvery {
-		t.Errorf("%d writes after %s of profile events, want 1 within %s", writes, held, lookAtLeastEvery)
+	if held := clock.Since(start) - time.Second; *writes != 1 || held > lookAtLeastEvery {
+		t.Errorf("%d writes after %s of profile events, want 1 within %s", *writes, held, lookAtLeastEvery)
 	}
 }
 
