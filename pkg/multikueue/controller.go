@@ -86,6 +86,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if current != nil {
+		r.created.Seen(req.Name)
+	}
 	desired := DesiredCluster(req.Name, served, r.opts.ManagerName)
 	act := plan(current, desired, r.opts.ManagerName)
 	r.reportClash(ctx, req, act)
@@ -139,7 +142,6 @@ func (r *Reconciler) reportClash(ctx context.Context, req ctrl.Request, act acti
 // not show yet is not sent again until cachelag.Patience has passed.
 func (r *Reconciler) apply(ctx context.Context, current, desired *unstructured.Unstructured) (ctrl.Result, error) {
 	if current != nil {
-		r.created.Seen(desired.GetName())
 		return ctrl.Result{}, applyOwned(ctx, r.client, r.apiReader, current, desired)
 	}
 	if wait := r.created.Wait(desired.GetName()); wait > 0 {
