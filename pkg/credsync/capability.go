@@ -91,10 +91,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	observeTokenExpiry(copies)
 	r := &Reconciler{
 		client: mgr.GetClient(), members: membership.Reader{Client: mgr.GetClient()},
-		tokens: tokens, copies: copies, apiReader: mgr.GetAPIReader(),
+		tokens: tokens, copies: copies, apiReader: mgr.GetAPIReader(), created: cachelag.New(clock.RealClock{}),
 		recorder: eventnote.Truncating(mgr.GetEventRecorder(ControllerName)), managerName: opts.ManagerName,
 		reports: reportonce.New(), blockers: blocked, unscoped: opts.Unscoped, upstream: opts.Upstream,
-		created: cachelag.New(clock.RealClock{}),
 	}
 	if err := opts.Upstream.Start(mgr); err != nil {
 		return err
