@@ -41,8 +41,11 @@ const (
 	ExecAPIVersion = "client.authentication.k8s.io/v1"
 
 	// statusSettle is the longest a new profile's cluster Secret waits for
-	// the profile's properties (awaitProperties).
-	statusSettle = 2 * time.Second
+	// the profile's properties (awaitProperties), counted from its
+	// creationTimestamp. That has whole seconds and the cache can show the
+	// status a second late under load, so it is a few seconds: the wait ends
+	// as soon as the properties show, and runs out only when none come.
+	statusSettle = 5 * time.Second
 )
 
 // Defaults of the capability's settings (the chart's argocd.* values).

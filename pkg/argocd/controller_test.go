@@ -111,7 +111,7 @@ func TestReconcile(t *testing.T) {
 		"a profile created a second ago, its properties not written yet: no Secret yet, back once it may be": {
 			objects: []client.Object{utiltesting.MakeManagedCluster("c1").ClusterSet("prod").Obj(), utiltesting.MakeClusterSet("prod").Obj(),
 				utiltesting.NamespaceObj("argocd"), utiltesting.MakeBinding("argocd", "prod").Bound(true).Obj(), newProfile()},
-			entry: proxyEntry(), want: map[string]*corev1.Secret{}, wantRequeue: time.Second,
+			entry: proxyEntry(), want: map[string]*corev1.Secret{}, wantRequeue: statusSettle - time.Second,
 		},
 		"no entry published: none, reported": {
 			objects: argoCDWorld(true),

@@ -56,7 +56,8 @@ func TestAwaitProperties(t *testing.T) {
 		profile *cpv1alpha1.ClusterProfile
 		want    time.Duration
 	}{
-		"just created, no property yet: wait the rest of statusSettle":       {profile: created(500*time.Millisecond, cpv1alpha1.ClusterProfileStatus{}), want: 1500 * time.Millisecond},
+		"just created, no property yet: wait the rest of statusSettle":       {profile: created(500*time.Millisecond, cpv1alpha1.ClusterProfileStatus{}), want: statusSettle - 500*time.Millisecond},
+		"created 1.1 s ago, 2.1 s by its whole-second timestamp: still wait": {profile: created(2100*time.Millisecond, cpv1alpha1.ClusterProfileStatus{}), want: statusSettle - 2100*time.Millisecond},
 		"an access provider wrote the status first: wait all the same":       {profile: created(0, byAnAccessProvider), want: statusSettle},
 		"no property statusSettle after its creation (none to come): create": {profile: created(statusSettle, cpv1alpha1.ClusterProfileStatus{}), want: 0},
 		"a property written: create":                                         {profile: created(0, withProperty), want: 0},
