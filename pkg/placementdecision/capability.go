@@ -73,7 +73,7 @@ func Capability(opts Options) capability.Capability {
 // Setup registers the controller. Its slice cache holds only the slices
 // labelled with the cluster manager's name.
 func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &clusterv1beta1.PlacementDecision{}, ChosenClusterKey, chosenClusters); err != nil {
+	if err := fieldindex.ClusterWide(ctx, mgr.GetCache(), &clusterv1beta1.PlacementDecision{}, ChosenClusterKey, chosenClusters); err != nil {
 		return err
 	}
 	slices, err := filteredcache.New(mgr, &cpv1alpha1.PlacementDecision{}, cache.ByObject{

@@ -62,9 +62,12 @@ func (m mapper) ofSlice(_ context.Context, obj client.Object) []reconcile.Reques
 // ofProfile maps a profile to the Placements of its namespace that chose
 // its cluster, and touches their holds.
 func (m mapper) ofProfile(ctx context.Context, obj client.Object) []reconcile.Request {
-	requests := m.choosing(ctx, obj.GetName(), client.InNamespace(obj.GetNamespace()))
-	for _, req := range requests {
-		m.holds.touch(req.NamespacedName, m.clock.Now())
+	var requests []reconcile.Request
+	for _, req := range m.choosing(ctx, obj.GetName()) {
+		if req.Namespace == obj.GetNamespace() {
+			m.holds.touch(req.NamespacedName, m.clock.Now())
+			requests = append(requests, req)
+		}
 	}
 	return requests
 }
@@ -103,13 +106,13 @@ func (m mapper) all(ctx context.Context, _ client.Object) []reconcile.Request {
 	return m.placements(ctx)
 }
 
-// choosing lists the Placements whose OCM decisions name cluster. The
+// choosing lists the Placements, in every namespace, whose OCM decisions
+// name cluster (ChosenClusterKey is indexed across namespaces only). The
 // cache's decisions are read, not copied: a fleet being published brings
 // an event per profile, and each decision holds up to 100 clusters.
-func (m mapper) choosing(ctx context.Context, cluster string, opts ...client.ListOption) []reconcile.Request {
+func (m mapper) choosing(ctx context.Context, cluster string) []reconcile.Request {
 	list := &clusterv1beta1.PlacementDecisionList{}
-	opts = append(opts, client.MatchingFields{ChosenClusterKey: cluster}, client.UnsafeDisableDeepCopy)
-	if err := m.client.List(ctx, list, opts...); err != nil {
+	if err := m.client.List(ctx, list, client.MatchingFields{ChosenClusterKey: cluster}, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing PlacementDecisions that choose a cluster", "cluster", cluster)
 		return nil
 	}
