@@ -88,6 +88,12 @@ func (b *bench) measureFloor(ctx context.Context) error {
 	b.res.Floor = &floorResult{Seconds: took.Seconds(), Requests: requests, RequestsPerSecond: float64(requests) / took.Seconds(),
 		Writes: plan.describe(), Owned: plan.owned, CPUSeconds: cpu}
 	b.progress.logf("floor: %d requests in %s (%.0f/s); CPU %s", requests, formatDuration(took), b.res.Floor.RequestsPerSecond, cpu)
+	if b.res.Floor.Propagation, err = b.propagationFloor(ctx, f); err != nil {
+		return err
+	}
+	if p := b.res.Floor.Propagation; p != nil {
+		b.progress.logf("floor: a condition change to every namespace's profile of a cluster, p50 %.0fms, p99 %.0fms", p.P50Millis, p.P99Millis)
+	}
 	return b.deleteFloorObjects(ctx, namespaces)
 }
 

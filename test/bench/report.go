@@ -77,6 +77,10 @@ type floorResult struct {
 	RequestsPerSecond float64     `json:"requestsPerSecond"`
 	// CPUSeconds is what each process spent meanwhile.
 	CPUSeconds cpuUse `json:"cpuSeconds,omitempty"`
+	// Propagation is the floor of the propagation phase: the mirror's
+	// status applies of a condition change to a cluster's profiles, sent at
+	// once, until the last returns (propagationFloor).
+	Propagation *latencies `json:"propagation,omitempty"`
 }
 
 type coldResult struct {
@@ -382,6 +386,10 @@ func printConvergence(t table, r *results) {
 			t.row("writes of owned objects", describeOwned(f.Owned), "")
 		}
 		t.row("time", fmt.Sprintf("%s (%d requests, %.0f/s)", formatSeconds(f.Seconds), f.Requests, f.RequestsPerSecond), "")
+		if p := f.Propagation; p != nil {
+			t.row("condition change, p50 / p99", fmt.Sprintf("%.0fms / %.0fms (%d clusters, every namespace's profile at once)",
+				p.P50Millis, p.P99Millis, p.Samples), "")
+		}
 	}
 	if c := r.Cold; c != nil {
 		t.section("Cold convergence (from process start)")
@@ -436,6 +444,10 @@ func printChanges(t table, r *results) {
 	if p := r.Propagation; p != nil {
 		t.section(fmt.Sprintf("Propagation (%d clusters flipped, %d profiles)", p.Samples, p.ChangedProfiles))
 		t.row("p50 / p99 / max", fmt.Sprintf("%.0fms / %.0fms / %.0fms", p.P50Millis, p.P99Millis, p.MaxMillis), "")
+		if f := r.Floor; f != nil && f.Propagation != nil {
+			t.row("the floor's p50 / p99 / max", fmt.Sprintf("%.0fms / %.0fms / %.0fms", f.Propagation.P50Millis, f.Propagation.P99Millis,
+				f.Propagation.MaxMillis), "")
+		}
 		t.row("writes", p.Writes.String(), "")
 		t.row("writes / changed profile", fmt.Sprintf("%.4f", p.WritesPerChangedProfile), verdict(p.WritesPerChangedProfile <= 1, "1"))
 	}
