@@ -46,13 +46,24 @@ func (b *bench) propagationFloor(ctx context.Context, f *floorWriter) (*latencie
 // namespace with reason as its ControlPlaneHealthy reason.
 func (f *floorWriter) changeHealthyReason(ctx context.Context, namespace, cluster, reason string) error {
 	_, status := f.world.profileWrites(namespace, cluster)
-	status.Conditions = slices.Clone(status.Conditions)
-	healthy := meta.FindStatusCondition(status.Conditions, cpv1alpha1.ClusterConditionControlPlaneHealthy)
+	conditions, err := unhealthy(status.Conditions, reason)
+	if err != nil {
+		return fmt.Errorf("the mirror's status of %s: %w", cluster, err)
+	}
+	status.Conditions = conditions
+	current := &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: cluster}}
+	_, err = f.writers[0].Execute(ctx, &profilewrite.Write{Current: current, Status: &profilewrite.StatusWrite{Apply: status}})
+	return err
+}
+
+// unhealthy is a copy of conditions whose ControlPlaneHealthy is False for
+// reason; the world's conditions are shared and stay as they are.
+func unhealthy(conditions []metav1.Condition, reason string) ([]metav1.Condition, error) {
+	out := slices.Clone(conditions)
+	healthy := meta.FindStatusCondition(out, cpv1alpha1.ClusterConditionControlPlaneHealthy)
 	if healthy == nil {
-		return fmt.Errorf("the mirror's status of %s has no %s condition", cluster, cpv1alpha1.ClusterConditionControlPlaneHealthy)
+		return nil, fmt.Errorf("no %s condition", cpv1alpha1.ClusterConditionControlPlaneHealthy)
 	}
 	healthy.Status, healthy.Reason = metav1.ConditionFalse, reason
-	current := &cpv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: cluster}}
-	_, err := f.writers[0].Execute(ctx, &profilewrite.Write{Current: current, Status: &profilewrite.StatusWrite{Apply: status}})
-	return err
+	return out, nil
 }
