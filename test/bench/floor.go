@@ -59,12 +59,38 @@ func (b *bench) measureFloor(ctx context.Context) error {
 		return err
 	}
 	plan := b.world.floorWrites()
-	n, m := len(b.world.clusters), len(namespaces)
-	b.progress.logf("floor: %d profiles × %d writes (%s), %d workers", n*m, plan.perProfile(), plan.describe(), floorWorkers)
+	b.progress.logf("floor: %d profiles × %d writes (%s), %d workers", b.world.profileCount(), plan.perProfile(), plan.describe(), floorWorkers)
 	if len(plan.owned) > 0 {
 		b.progress.logf("floor: then %s", describeOwned(plan.owned))
 	}
 
+	took, cpu, profiles, err := b.sendFloorWrites(ctx, f)
+	if err != nil {
+		return err
+	}
+	requests := plan.total()
+	b.res.Floor = &floorResult{Seconds: took.Seconds(), Requests: requests, RequestsPerSecond: float64(requests) / took.Seconds(),
+		Writes: plan.describe(), Owned: plan.owned, CPUSeconds: cpu,
+		APIServerProfileWrites: profiles.writes, APIServerStorageWrites: profiles.storageWrites}
+	b.progress.logf("floor: %d requests in %s (%.0f/s); CPU %s", requests, formatDuration(took), b.res.Floor.RequestsPerSecond, cpu)
+	if b.res.Floor.Propagation, err = b.propagationFloor(ctx, f); err != nil {
+		return err
+	}
+	if p := b.res.Floor.Propagation; p != nil {
+		b.progress.logf("floor: a condition change to every namespace's profile of a cluster, p50 %.0fms, p99 %.0fms", p.P50Millis, p.P99Millis)
+	}
+	return b.deleteFloorObjects(ctx, namespaces)
+}
+
+// sendFloorWrites sends the floor's writes and returns how long they took,
+// the CPU each process spent and the API server's profile counters
+// meanwhile.
+func (b *bench) sendFloorWrites(ctx context.Context, f *floorWriter) (time.Duration, cpuUse, profileCounts, error) {
+	before, err := b.apiServer.profileCounts(ctx)
+	if err != nil {
+		return 0, nil, profileCounts{}, err
+	}
+	n, m := len(b.world.clusters), len(f.namespaces)
 	cpuBefore := b.cpuNow(nil)
 	start := time.Now()
 	stopTicker := b.tickEvery(5*time.Second, func() { b.progress.logf("floor: running for %s", formatDuration(time.Since(start))) })
@@ -82,19 +108,10 @@ func (b *bench) measureFloor(ctx context.Context) error {
 	cpu := b.cpuNow(nil).minus(cpuBefore)
 	stopTicker()
 	if err != nil {
-		return err
+		return 0, nil, profileCounts{}, err
 	}
-	requests := plan.total()
-	b.res.Floor = &floorResult{Seconds: took.Seconds(), Requests: requests, RequestsPerSecond: float64(requests) / took.Seconds(),
-		Writes: plan.describe(), Owned: plan.owned, CPUSeconds: cpu}
-	b.progress.logf("floor: %d requests in %s (%.0f/s); CPU %s", requests, formatDuration(took), b.res.Floor.RequestsPerSecond, cpu)
-	if b.res.Floor.Propagation, err = b.propagationFloor(ctx, f); err != nil {
-		return err
-	}
-	if p := b.res.Floor.Propagation; p != nil {
-		b.progress.logf("floor: a condition change to every namespace's profile of a cluster, p50 %.0fms, p99 %.0fms", p.P50Millis, p.P99Millis)
-	}
-	return b.deleteFloorObjects(ctx, namespaces)
+	after, err := b.apiServer.profileCounts(ctx)
+	return took, cpu, after.minus(before), err
 }
 
 // floorWriters are the project's own profile writers, one per capability

@@ -35,7 +35,7 @@ const (
 // syncer, every token copy exists, and every object the capabilities own is
 // as wanted.
 func (b *bench) coldConvergence(ctx context.Context) error {
-	profileWritesBefore, err := b.apiServer.profileWrites(ctx)
+	profilesBefore, err := b.apiServer.profileCounts(ctx)
 	if err != nil {
 		return err
 	}
@@ -59,7 +59,7 @@ func (b *bench) coldConvergence(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	profileWritesAfter, err := b.apiServer.profileWrites(ctx)
+	profilesAfter, err := b.apiServer.profileCounts(ctx)
 	if err != nil {
 		return err
 	}
@@ -67,9 +67,10 @@ func (b *bench) coldConvergence(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	writes := set.writes()
+	writes, profiles := set.writes(), profilesAfter.minus(profilesBefore)
 	b.res.Cold = &coldResult{
-		APIServerProfileWrites:   profileWritesAfter - profileWritesBefore,
+		APIServerProfileWrites:   profiles.writes,
+		APIServerStorageWrites:   profiles.storageWrites,
 		FirstProfileSeconds:      c.firstAt.Sub(m.started).Seconds(),
 		AllExistSeconds:          c.allExistAt.Sub(m.started).Seconds(),
 		AllCompleteSeconds:       c.allCompleteAt.Sub(m.started).Seconds(),

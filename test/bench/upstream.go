@@ -34,7 +34,7 @@ func (b *bench) upstream(ctx context.Context) error {
 	if err := b.resetForUpstream(ctx); err != nil {
 		return err
 	}
-	before, err := b.apiServer.profileWrites(ctx)
+	before, err := b.apiServer.profileCounts(ctx)
 	if err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func (b *bench) startUpstream() (*managerProcess, error) {
 
 // upstreamCold times upstream's mirror until every profile is complete and
 // it has then left them alone for upstreamQuietFor.
-func (b *bench) upstreamCold(ctx context.Context, p *managerProcess, res *upstreamResult, writesBefore int) error {
+func (b *bench) upstreamCold(ctx context.Context, p *managerProcess, res *upstreamResult, before profileCounts) error {
 	target := b.world.profileCount()
 	doneAt, err := b.waitFor(ctx, p, func() time.Time { return b.obs.convergence().allCompleteAt }, func() string {
 		c := b.obs.convergence()
@@ -133,7 +133,7 @@ func (b *bench) upstreamCold(ctx context.Context, p *managerProcess, res *upstre
 	if err != nil {
 		return err
 	}
-	after, err := b.apiServer.profileWrites(ctx)
+	after, err := b.apiServer.profileCounts(ctx)
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func (b *bench) upstreamCold(ctx context.Context, p *managerProcess, res *upstre
 	res.FirstProfileSeconds = c.firstAt.Sub(p.started).Seconds()
 	res.AllCompleteSeconds = doneAt.Sub(p.started).Seconds()
 	res.QuietSeconds = quietAt.Sub(p.started).Seconds()
-	res.APIServerProfileWrites = after - writesBefore
+	res.APIServerProfileWrites = after.minus(before).writes
 	res.WritesPerProfile = float64(res.APIServerProfileWrites) / float64(target)
 	if b.res.Cold != nil {
 		res.OursOverUpstream = b.res.Cold.AllCompleteSeconds / res.AllCompleteSeconds
