@@ -28,7 +28,7 @@ func (b *bench) propagationFloor(ctx context.Context, f *floorWriter) (*latencie
 	}
 	took := make([]time.Duration, 0, samples)
 	for i := range samples {
-		cluster := b.world.clusters[i*len(b.world.clusters)/samples].Name
+		cluster := b.world.propagationSample(i, samples)
 		start := time.Now()
 		err := forEach(ctx, len(f.namespaces), len(f.namespaces), func(ctx context.Context, j int) error {
 			return f.changeHealthyReason(ctx, f.namespaces[j], cluster, fmt.Sprintf("BenchFloor%d", i))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -247,7 +246,7 @@ func (b *bench) propagation(ctx context.Context) error {
 	}
 	latencies := make([]time.Duration, 0, samples)
 	for i := range samples {
-		cluster := b.world.clusters[i*len(b.world.clusters)/samples].Name
+		cluster := b.world.propagationSample(i, samples)
 		latency, err := b.propagateOne(ctx, m, cluster, fmt.Sprintf("BenchUnavailable%d", i), b.healthyReason)
 		if err != nil {
 			return fmt.Errorf("sample %d (cluster %s): %w", i, cluster, err)
@@ -262,20 +261,26 @@ func (b *bench) propagation(ctx context.Context) error {
 		return err
 	}
 	writes := after.writes().minus(before.writes())
-	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
-	changed := samples * len(b.world.namespaces)
+	changed, l := samples*len(b.world.namespaces), summarize(latencies)
 	b.res.Propagation = &propagationResult{
 		Samples:                 samples,
 		ChangedProfiles:         changed,
-		P50Millis:               millis(percentile(latencies, 0.50)),
-		P99Millis:               millis(percentile(latencies, 0.99)),
-		MaxMillis:               millis(latencies[len(latencies)-1]),
+		P50Millis:               l.P50Millis,
+		P99Millis:               l.P99Millis,
+		MaxMillis:               l.MaxMillis,
 		Writes:                  writes,
 		WritesPerChangedProfile: float64(writes.Total) / float64(changed),
 	}
 	b.progress.logf("propagation: p50 %.0fms, p99 %.0fms; writes %s",
 		b.res.Propagation.P50Millis, b.res.Propagation.P99Millis, writes)
 	return nil
+}
+
+// propagationSample is the i-th of samples clusters whose changes time
+// propagation, spread evenly over the world: the propagation phase, its
+// floor and upstream's run all time the same ones.
+func (w *world) propagationSample(i, samples int) string {
+	return w.clusters[i*len(w.clusters)/samples].Name
 }
 
 // propagateOne sets the cluster's Available condition to False with a new

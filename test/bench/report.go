@@ -383,6 +383,7 @@ func printReport(out io.Writer, r *results) {
 	printGoals(t, r.Goals)
 }
 
+// printFloor prints the floor: its writes, time and propagation.
 func printFloor(t table, f *floorResult) {
 	t.section("Floor (API server, same writes, 16 workers)")
 	t.row("writes per profile", f.Writes, "")

@@ -157,7 +157,7 @@ func (b *bench) upstreamPropagation(ctx context.Context, p *managerProcess) (*la
 	samples := b.cfg.propagationSamples
 	took := make([]time.Duration, 0, samples)
 	for i := range samples {
-		cluster := b.world.clusters[i*len(b.world.clusters)/samples].Name
+		cluster := b.world.propagationSample(i, samples)
 		// Upstream copies the cluster's reason.
 		latency, err := b.propagateOne(ctx, p, cluster, fmt.Sprintf("BenchUpstreamUnavailable%d", i), func(r string) string { return r })
 		if err != nil {
