@@ -11,7 +11,7 @@ import (
 // Setup builds the zap logger from its flags and routes controller-runtime's
 // logging and klog's (client-go, the addon-framework) to it.
 func Setup(opts *zap.Options) logr.Logger {
-	logger := zap.New(zap.UseFlagOptions(opts))
+	logger := logr.New(newLazyValues(zap.New(zap.UseFlagOptions(opts)).GetSink()))
 	ctrl.SetLogger(logger)
 	klog.SetLogger(logger)
 	return logger
