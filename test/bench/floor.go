@@ -49,37 +49,57 @@ func (b *bench) measureFloor(ctx context.Context) error {
 	if err := createNamespaces(ctx, b.setup, namespaces); err != nil {
 		return err
 	}
+	var err error
+	if b.res.Floor, err = b.floorRound(ctx, namespaces, 0); err != nil || b.cfg.floorLoad == 0 {
+		return err
+	}
+	b.res.LoadedFloor, err = b.floorRound(ctx, namespaces, b.cfg.floorLoad)
+	return err
+}
+
+// floorRound sends the floor's writes to the floor's namespaces, with a
+// busy loop taking load of a core beside them (none at 0), and deletes
+// what they wrote; the propagation floor is timed in the round without
+// load.
+func (b *bench) floorRound(ctx context.Context, namespaces []string, load float64) (*floorResult, error) {
 	c, err := newClient(b.env.Config, b.cfg.clientQPS(), b.cfg.burst)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	f := &floorWriter{world: b.world, client: c, writers: b.floorWriters(c), namespaces: namespaces}
 	// The slices' Placements are the world's, not writes of a capability.
 	if f.slices, err = b.floorSlices(ctx, namespaces); err != nil {
-		return err
+		return nil, err
 	}
 	plan := b.world.floorWrites()
 	b.progress.logf("floor: %d profiles × %d writes (%s), %d workers", b.world.profileCount(), plan.perProfile(), plan.describe(), floorWorkers)
 	if len(plan.owned) > 0 {
 		b.progress.logf("floor: then %s", describeOwned(plan.owned))
 	}
-
+	stopLoad := func() {}
+	if load > 0 {
+		b.progress.logf("floor: beside a busy loop taking %.2f of a core", load)
+		stopLoad = startBusyLoop(ctx, load)
+	}
 	took, cpu, profiles, err := b.sendFloorWrites(ctx, f)
+	stopLoad()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	requests := plan.total()
-	b.res.Floor = &floorResult{Seconds: took.Seconds(), Requests: requests, RequestsPerSecond: float64(requests) / took.Seconds(),
-		Writes: plan.describe(), Owned: plan.owned, CPUSeconds: cpu,
+	res := &floorResult{Seconds: took.Seconds(), Requests: requests, RequestsPerSecond: float64(requests) / took.Seconds(),
+		Writes: plan.describe(), Owned: plan.owned, CPUSeconds: cpu, Load: load,
 		APIServerProfileWrites: profiles.writes, APIServerStorageWrites: profiles.storageWrites}
-	b.progress.logf("floor: %d requests in %s (%.0f/s); CPU %s", requests, formatDuration(took), b.res.Floor.RequestsPerSecond, cpu)
-	if b.res.Floor.Propagation, err = b.propagationFloor(ctx, f); err != nil {
-		return err
+	b.progress.logf("floor: %d requests in %s (%.0f/s); CPU %s", requests, formatDuration(took), res.RequestsPerSecond, cpu)
+	if load == 0 {
+		if res.Propagation, err = b.propagationFloor(ctx, f); err != nil {
+			return nil, err
+		}
 	}
-	if p := b.res.Floor.Propagation; p != nil {
+	if p := res.Propagation; p != nil {
 		b.progress.logf("floor: a condition change to every namespace's profile of a cluster, p50 %.0fms, p99 %.0fms", p.P50Millis, p.P99Millis)
 	}
-	return b.deleteFloorObjects(ctx, namespaces)
+	return res, b.deleteFloorObjects(ctx, namespaces)
 }
 
 // sendFloorWrites sends the floor's writes and returns how long they took,

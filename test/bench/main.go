@@ -62,6 +62,9 @@ type config struct {
 	// gcPercent, when positive, is the manager's GOGC, as the chart's
 	// gcPercent value sets it.
 	gcPercent int
+	// floorLoad, when positive, runs the floor again beside a busy loop
+	// taking this share of a core.
+	floorLoad float64
 	// peakRSSTargetMiB, when positive, is a target for the peak RSS of every
 	// manager process of the run, reported with a verdict.
 	peakRSSTargetMiB float64
@@ -115,6 +118,7 @@ func parseFlags(args []string) (config, error) {
 	fs.Var(&c.managerFlags, "manager-flag", "An extra flag for the manager, e.g. -manager-flag=--zap-log-level=2 (repeatable).")
 	fs.Float64Var(&c.peakRSSTargetMiB, "peak-rss-target", 0, "A target for the peak RSS of every manager process, in MiB (the issue's: 300 for the whole bundle, 200 for the mirror at 35,000 profiles); 0 reports none.")
 	fs.BoolVar(&c.goals, "goals", false, "Check Scale III's goals (docs/performance.md: the chart's defaults at 35,000 profiles) and exit 1 naming every row a figure misses.")
+	fs.Float64Var(&c.floorLoad, "floor-load", 0, "Also time the floor beside a busy loop in the benchmark taking this share of a core (e.g. 0.3, about the manager's in a cold start), sending no request: what a process's CPU alone costs the API server on the same cores. 0 skips it.")
 	fs.IntVar(&c.gcPercent, "gogc", 0, "The manager's GOGC, as the chart's gcPercent sets it (e.g. 50, the chart's default); 0 leaves Go's default (100).")
 	fs.DurationVar(&c.churn, "churn", 2*time.Minute, "How long to churn every cluster's node count claim and Available condition, once with the facts' write budget and once without (time runs 10× faster than a fleet's); 0 skips the phase.")
 	fs.IntVar(&c.churnClusters, "churn-clusters", 100, "How many clusters churn (the first ones), so that the world's size and the churn's load are set apart; 0 churns every cluster. The default is what 2 cores keep on schedule.")
@@ -159,6 +163,8 @@ func (c *config) validate() error {
 		return errors.New("-propagation-samples, -rotation-samples and -peak-rss-target must not be negative")
 	case c.churn != 0 && c.churn < minChurn:
 		return fmt.Errorf("-churn must be 0 (skip) or at least %s", minChurn)
+	case c.floorLoad < 0 || c.floorLoad > 1:
+		return errors.New("-floor-load must be between 0 and 1 (a share of one core)")
 	case c.churnClusters < 0:
 		return errors.New("-churn-clusters must not be negative")
 	case c.upstreamPath != "" && c.gates.String() != "mirror":

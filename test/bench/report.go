@@ -38,7 +38,9 @@ type results struct {
 	// PeakRSSTargetMiB is the -peak-rss-target the run checked, if any.
 	PeakRSSTargetMiB float64 `json:"peakRSSTargetMiB,omitempty"`
 
-	Floor       *floorResult       `json:"floor,omitempty"`
+	Floor *floorResult `json:"floor,omitempty"`
+	// LoadedFloor is the floor again, beside a busy loop (-floor-load).
+	LoadedFloor *floorResult       `json:"loadedFloor,omitempty"`
 	Cold        *coldResult        `json:"cold,omitempty"`
 	Idle        *idleResult        `json:"idle,omitempty"`
 	Restart     *restartResult     `json:"restart,omitempty"`
@@ -77,6 +79,9 @@ type floorResult struct {
 	RequestsPerSecond float64     `json:"requestsPerSecond"`
 	// CPUSeconds is what each process spent meanwhile.
 	CPUSeconds cpuUse `json:"cpuSeconds,omitempty"`
+	// Load is the share of a core the bench's busy loop took beside the
+	// writes (0: none).
+	Load float64 `json:"load,omitempty"`
 	// APIServerProfileWrites and APIServerStorageWrites are the API
 	// server's profile write requests and its writes of them to etcd (see
 	// profileCounts).
@@ -398,6 +403,13 @@ func printFloor(t table, f *floorResult) {
 	}
 }
 
+// printLoadedFloor compares the floor beside a busy loop with the floor.
+func printLoadedFloor(t table, floor, loaded *floorResult) {
+	t.section(fmt.Sprintf("Floor beside a busy loop taking %.2f of a core (-floor-load)", loaded.Load))
+	t.row("time", fmt.Sprintf("%s, %.2f× the floor", formatSeconds(loaded.Seconds), loaded.Seconds/floor.Seconds), "")
+	t.row("CPU seconds", fmt.Sprintf("%s (the floor: %s)", loaded.CPUSeconds, floor.CPUSeconds), "")
+}
+
 // storageWrites says how many writes to etcd the API server's profile
 // write requests took: 1.00 when it redid none of them.
 func storageWrites(storage, requests int) string {
@@ -412,6 +424,9 @@ func storageWrites(storage, requests int) string {
 func printConvergence(t table, r *results) {
 	if f := r.Floor; f != nil {
 		printFloor(t, f)
+	}
+	if l := r.LoadedFloor; l != nil && r.Floor != nil {
+		printLoadedFloor(t, r.Floor, l)
 	}
 	if c := r.Cold; c != nil {
 		t.section("Cold convergence (from process start)")
