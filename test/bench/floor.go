@@ -40,7 +40,8 @@ const (
 // cold convergence is compared with it. The floor's objects live in
 // namespaces of their own (its MultiKueueClusters, cluster-scoped, under
 // the names the manager's take) and are deleted after, so they neither
-// collide with nor weigh on the manager's run.
+// collide with nor weigh on the manager's run. With -floor-load the floor
+// runs a second time, beside a busy loop (floorRound).
 func (b *bench) measureFloor(ctx context.Context) error {
 	namespaces := make([]string, len(b.world.namespaces))
 	for i := range namespaces {
