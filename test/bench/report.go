@@ -38,9 +38,8 @@ type results struct {
 	// PeakRSSTargetMiB is the -peak-rss-target the run checked, if any.
 	PeakRSSTargetMiB float64 `json:"peakRSSTargetMiB,omitempty"`
 
-	Floor *floorResult `json:"floor,omitempty"`
-	// LoadedFloor is the floor again, beside a busy loop (-floor-load).
-	LoadedFloor *floorResult       `json:"loadedFloor,omitempty"`
+	Floor       *floorResult       `json:"floor,omitempty"`
+	LoadedFloor *floorResult       `json:"loadedFloor,omitempty"` // the floor again, beside a busy loop (-floor-load)
 	Cold        *coldResult        `json:"cold,omitempty"`
 	Idle        *idleResult        `json:"idle,omitempty"`
 	Restart     *restartResult     `json:"restart,omitempty"`
@@ -407,7 +406,7 @@ func printFloor(t table, f *floorResult) {
 func printLoadedFloor(t table, floor, loaded *floorResult) {
 	t.section(fmt.Sprintf("Floor beside a busy loop taking %.2f of a core (-floor-load)", loaded.Load))
 	t.row("time", fmt.Sprintf("%s, %.2f× the floor", formatSeconds(loaded.Seconds), loaded.Seconds/floor.Seconds), "")
-	t.row("CPU seconds", fmt.Sprintf("%s (the floor: %s)", loaded.CPUSeconds, floor.CPUSeconds), "")
+	t.row("CPU seconds", fmt.Sprintf("%s, the busy loop's in the bench's (the floor: %s)", loaded.CPUSeconds, floor.CPUSeconds), "")
 }
 
 // storageWrites says how many writes to etcd the API server's profile
