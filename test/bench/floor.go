@@ -40,8 +40,9 @@ const (
 // cold convergence is compared with it. The floor's objects live in
 // namespaces of their own (its MultiKueueClusters, cluster-scoped, under
 // the names the manager's take) and are deleted after, so they neither
-// collide with nor weigh on the manager's run. With -floor-load the floor
-// runs a second time, beside a busy loop (floorRound).
+// collide with nor weigh on the manager's run; etcd is then compacted and
+// defragmented (compactEtcd). With -floor-load the floor runs a second
+// time, beside a busy loop (floorRound).
 func (b *bench) measureFloor(ctx context.Context) error {
 	namespaces := make([]string, len(b.world.namespaces))
 	for i := range namespaces {
@@ -100,7 +101,22 @@ func (b *bench) floorRound(ctx context.Context, namespaces []string, load float6
 	if p := res.Propagation; p != nil {
 		b.progress.logf("floor: a condition change to every namespace's profile of a cluster, p50 %.0fms, p99 %.0fms", p.P50Millis, p.P99Millis)
 	}
-	return res, b.deleteFloorObjects(ctx, namespaces)
+	if err := b.deleteFloorObjects(ctx, namespaces); err != nil {
+		return nil, err
+	}
+	return res, b.compactEtcd(ctx)
+}
+
+// compactEtcd leaves etcd after the floor as the floor found it: without
+// the history of the floor's deleted objects (etcdGateway.compactAndDefragment).
+func (b *bench) compactEtcd(ctx context.Context) error {
+	done, err := newEtcdGateway(b.env.EtcdURL()).compactAndDefragment(ctx)
+	if err != nil {
+		return fmt.Errorf("compacting etcd after the floor: %w", err)
+	}
+	b.progress.logf("floor: etcd compacted and defragmented in %s, its database %d MiB → %d MiB",
+		formatDuration(done.took), done.dbBefore>>20, done.dbAfter>>20)
+	return nil
 }
 
 // sendFloorWrites sends the floor's writes and returns how long they took,
