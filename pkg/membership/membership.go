@@ -88,6 +88,29 @@ func Served(cluster *clusterv1.ManagedCluster, publishing Publishing) map[string
 	return served
 }
 
+// ServedIn tells whether namespace publishes cluster, as Served would hold
+// it, without building the map: a Placement's reconcile asks it for every
+// cluster the Placement chose.
+func ServedIn(cluster *clusterv1.ManagedCluster, publishing Publishing, namespace string) bool {
+	if cluster == nil || !cluster.DeletionTimestamp.IsZero() || publishing.Namespaces[namespace] != NamespaceActive {
+		return false
+	}
+	for i := range publishing.Bindings {
+		binding := &publishing.Bindings[i]
+		if binding.Namespace == namespace && Publishes(binding) && picks(cluster, publishing.Sets, binding.Spec.ClusterSet) {
+			return true
+		}
+	}
+	return false
+}
+
+// picks tells whether the set of the name, among all, picks the cluster
+// (see MemberSets).
+func picks(cluster *clusterv1.ManagedCluster, all []clusterv1beta2.ManagedClusterSet, name string) bool {
+	i := slices.IndexFunc(all, func(set clusterv1beta2.ManagedClusterSet) bool { return set.Name == name })
+	return i >= 0 && len(MemberSets(cluster, all[i:i+1])) > 0
+}
+
 // Publishes tells whether a binding makes its namespace a consumer namespace:
 // it is Bound (OCM's binding controller says its set exists and the binding
 // is allowed) and it does not opt out with AnnotationPublish: "false".

@@ -1,6 +1,8 @@
 package membership_test
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -217,6 +219,11 @@ func TestServed(t *testing.T) {
 			got := Served(tc.cluster, tc.world)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("profiles (-want +got):\n%s", diff)
+			}
+			for _, ns := range append(slices.Collect(maps.Keys(tc.world.Namespaces)), "elsewhere") {
+				if _, want := tc.want[ns]; ServedIn(tc.cluster, tc.world, ns) != want {
+					t.Errorf("ServedIn(%q) = %t, want %t", ns, !want, want)
+				}
 			}
 		})
 	}

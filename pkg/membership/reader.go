@@ -59,8 +59,7 @@ func (r Reader) Serves(ctx context.Context, namespace, clusterName string) (bool
 	if err != nil {
 		return false, err
 	}
-	_, served := Served(cluster, publishing)[namespace]
-	return served, nil
+	return ServedIn(cluster, publishing, namespace), nil
 }
 
 // NamespacePublishing reads what decides which clusters namespace

@@ -155,7 +155,7 @@ func (r *Reconciler) leftOutReason(ctx context.Context, namespace, cluster strin
 	if err != nil {
 		return "", wrapf(err, "reading ManagedCluster %s", cluster)
 	}
-	if _, served := membership.Served(mc, publishing)[namespace]; !served {
+	if !membership.ServedIn(mc, publishing, namespace) {
 		return LeftOutUnpublished, nil
 	}
 	key := types.NamespacedName{Namespace: namespace, Name: cluster}
