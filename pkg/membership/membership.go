@@ -104,11 +104,14 @@ func ServedIn(cluster *clusterv1.ManagedCluster, publishing Publishing, namespac
 	return false
 }
 
-// picks tells whether the set of the name, among all, picks the cluster
-// (see MemberSets).
+// picks tells whether the set of the name, among all, picks the cluster.
 func picks(cluster *clusterv1.ManagedCluster, all []clusterv1beta2.ManagedClusterSet, name string) bool {
-	i := slices.IndexFunc(all, func(set clusterv1beta2.ManagedClusterSet) bool { return set.Name == name })
-	return i >= 0 && len(MemberSets(cluster, all[i:i+1])) > 0
+	for i := range all {
+		if all[i].Name == name {
+			return setPicks(&all[i], cluster)
+		}
+	}
+	return false
 }
 
 // Publishes tells whether a binding makes its namespace a consumer namespace:
@@ -142,16 +145,21 @@ func BindingsInClusterNamespaces(publishing Publishing) []*clusterv1beta2.Manage
 func MemberSets(cluster *clusterv1.ManagedCluster, all []clusterv1beta2.ManagedClusterSet) []string {
 	var names []string
 	for i := range all {
-		set := &all[i]
-		if !set.DeletionTimestamp.IsZero() {
-			continue
-		}
-		selector, err := clustersdkv1beta2.BuildClusterSelector(set)
-		if err == nil && selector.Matches(labels.Set(cluster.Labels)) {
-			names = append(names, set.Name)
+		if setPicks(&all[i], cluster) {
+			names = append(names, all[i].Name)
 		}
 	}
 	return names
+}
+
+// setPicks tells whether set's selector picks the cluster; a set being
+// deleted, or whose selector cannot be evaluated, picks nothing.
+func setPicks(set *clusterv1beta2.ManagedClusterSet, cluster *clusterv1.ManagedCluster) bool {
+	if !set.DeletionTimestamp.IsZero() {
+		return false
+	}
+	selector, err := clustersdkv1beta2.BuildClusterSelector(set)
+	return err == nil && selector.Matches(labels.Set(cluster.Labels))
 }
 
 // chooseClusterSet picks the set a profile is labelled with when several
