@@ -51,7 +51,7 @@ func (g *etcdGateway) compactAndDefragment(ctx context.Context) (compacted, erro
 	if err != nil {
 		return compacted{}, err
 	}
-	return compacted{dbBefore: int64(before.DBSize), dbAfter: int64(after.DBSize), took: time.Since(start)}, nil
+	return compacted{dbBefore: before.DBSize, dbAfter: after.DBSize, took: time.Since(start)}, nil
 }
 
 // etcdStatus is the part of etcd's maintenance status read here. The

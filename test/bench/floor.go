@@ -102,7 +102,7 @@ func (b *bench) floorRound(ctx context.Context, namespaces []string, load float6
 		b.progress.logf("floor: a condition change to every namespace's profile of a cluster, p50 %.0fms, p99 %.0fms", p.P50Millis, p.P99Millis)
 	}
 	if err := b.deleteFloorObjects(ctx, namespaces); err != nil {
-		return nil, err
+		return res, err
 	}
 	return res, b.compactEtcd(ctx)
 }
