@@ -26,6 +26,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/fieldindex"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/filteredcache"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/secretdigest"
 )
 
 // Options configure the capability.
@@ -63,12 +64,13 @@ func Capability(opts Options) capability.Capability {
 }
 
 // Setup registers the controller. Its Secret caches hold Argo CD's
-// namespace only: our cluster Secrets whole, every other Secret's metadata
-// (to leave alone one that holds a name we would write).
+// namespace only: our cluster Secrets with digests of their data (all the
+// controller does with it is compare), every other Secret's metadata (to
+// leave alone one that holds a name we would write).
 func Setup(_ context.Context, mgr ctrl.Manager, opts Options) error {
 	inNamespace := map[string]cache.Config{opts.Namespace: {}}
 	secrets, err := filteredcache.New(mgr, &corev1.Secret{}, cache.ByObject{Namespaces: inNamespace,
-		Label: labels.SelectorFromSet(labels.Set{LabelCreatedBy: opts.ManagerName})})
+		Label: labels.SelectorFromSet(labels.Set{LabelCreatedBy: opts.ManagerName}), Transform: secretdigest.Transform()})
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/membership"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/cachelag"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/secretdigest"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
 
@@ -73,6 +74,12 @@ func written() *corev1.Secret {
 	return s
 }
 
+func editedServer() *corev1.Secret {
+	s := written()
+	s.Data["server"] = []byte("https://elsewhere.example")
+	return s
+}
+
 func handMade() *corev1.Secret {
 	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "cluster-c1",
 		Labels: map[string]string{"argocd.argoproj.io/secret-type": "cluster"}},
@@ -99,6 +106,10 @@ func TestReconcile(t *testing.T) {
 			want: map[string]*corev1.Secret{"cluster-c1": handMade()},
 			wantEvents: []string{"Warning ArgoCDClusterSecretNameTaken Secret argocd/cluster-c1 exists and was not written for this ClusterProfile; " +
 				"leaving it alone (delete it to let Argo CD reach this cluster through the profile)."},
+		},
+		"ours, its server edited: brought back": {
+			objects: argoCDWorld(true, editedServer()), entry: proxyEntry(),
+			want: map[string]*corev1.Secret{"cluster-c1": wantSecret("")},
 		},
 		"the binding gone, ours goes": {
 			objects: argoCDWorld(false, written()), entry: proxyEntry(),
@@ -188,7 +199,7 @@ func (b blindTo) Get(ctx context.Context, key client.ObjectKey, obj client.Objec
 }
 
 // labelledOnly reads like the cache of our Secrets, which holds only those
-// labelled ours.
+// labelled ours, with digests of their data.
 type labelledOnly struct{ client.Reader }
 
 func (l labelledOnly) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
@@ -198,7 +209,8 @@ func (l labelledOnly) Get(ctx context.Context, key client.ObjectKey, obj client.
 	if obj.GetLabels()[LabelCreatedBy] == "" {
 		return notFound(key.Name)
 	}
-	return nil
+	_, err := secretdigest.Transform()(obj)
+	return err
 }
 
 func notFound(name string) error {

@@ -1,12 +1,13 @@
 package argocd
 
 import (
-	"bytes"
 	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/secretdigest"
 )
 
 // action is what one profile's cluster Secret needs.
@@ -48,10 +49,10 @@ func plan(current *corev1.Secret, taken bool, desired *corev1.Secret) action {
 }
 
 // upToDate tells whether current carries what desired says: type, labels,
-// data and the owner reference to the profile.
+// data (current from the cache holds digests of it: secretdigest) and the
+// owner reference to the profile.
 func upToDate(current, desired *corev1.Secret) bool {
-	if current.Type != desired.Type || !maps.Equal(current.Labels, desired.Labels) ||
-		!maps.EqualFunc(current.Data, desired.Data, bytes.Equal) {
+	if current.Type != desired.Type || !maps.Equal(current.Labels, desired.Labels) || !secretdigest.SameData(current, desired) {
 		return false
 	}
 	for _, ref := range current.OwnerReferences {

@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/secretdigest"
 )
 
 func TestPlan(t *testing.T) {
@@ -24,16 +26,18 @@ func TestPlan(t *testing.T) {
 		desired *corev1.Secret
 		want    action
 	}{
-		"nothing there, nothing wanted":         {want: actionNone},
-		"wanted, the name free: create":         {desired: wantSecret(""), want: actionCreate},
-		"wanted, another Secret holds the name": {taken: true, desired: wantSecret(""), want: actionClash},
-		"ours, up to date":                      {current: wantSecret(""), desired: wantSecret(""), want: actionNone},
-		"ours, another server":                  {current: edited, desired: wantSecret(""), want: actionApply},
-		"ours, a label more or less":            {current: relabelled, desired: wantSecret(""), want: actionApply},
-		"ours, of an older profile of the name": {current: otherOwner, desired: wantSecret(""), want: actionApply},
-		"ours, no longer wanted":                {current: wantSecret(""), want: actionDelete},
-		"ours, being deleted":                   {current: deleting, desired: wantSecret(""), want: actionNone},
-		"another's Secret, nothing wanted":      {taken: true, want: actionNone},
+		"nothing there, nothing wanted":               {want: actionNone},
+		"wanted, the name free: create":               {desired: wantSecret(""), want: actionCreate},
+		"wanted, another Secret holds the name":       {taken: true, desired: wantSecret(""), want: actionClash},
+		"ours, up to date":                            {current: wantSecret(""), desired: wantSecret(""), want: actionNone},
+		"ours, up to date, as the cache holds it":     {current: cached(wantSecret("")), desired: wantSecret(""), want: actionNone},
+		"ours, another server":                        {current: edited, desired: wantSecret(""), want: actionApply},
+		"ours, another server, as the cache holds it": {current: cached(edited), desired: wantSecret(""), want: actionApply},
+		"ours, a label more or less":                  {current: relabelled, desired: wantSecret(""), want: actionApply},
+		"ours, of an older profile of the name":       {current: otherOwner, desired: wantSecret(""), want: actionApply},
+		"ours, no longer wanted":                      {current: wantSecret(""), want: actionDelete},
+		"ours, being deleted":                         {current: deleting, desired: wantSecret(""), want: actionNone},
+		"another's Secret, nothing wanted":            {taken: true, want: actionNone},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -42,6 +46,16 @@ func TestPlan(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cached is a Secret as the cache of our Secrets holds it: digests of its
+// data.
+func cached(s *corev1.Secret) *corev1.Secret {
+	out, err := secretdigest.Transform()(s.DeepCopy())
+	if err != nil {
+		panic(err)
+	}
+	return out.(*corev1.Secret)
 }
 
 func TestAwaitProperties(t *testing.T) {

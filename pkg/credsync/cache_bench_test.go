@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/secretdigest"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
 
@@ -28,7 +29,7 @@ func BenchmarkCachedCopy(b *testing.B) {
 }
 
 func cachedBytesPerCopy(b *testing.B, clusters, namespaces int) float64 {
-	transform := digestCopies()
+	transform := secretdigest.Transform()
 	return utiltesting.HeapBytesPerObject(clusters*namespaces, func(i int) any {
 		raw, err := apiServerCopy(fmt.Sprintf("cluster-%05d", i/namespaces), fmt.Sprintf("team-%02d", i%namespaces), i).Marshal()
 		if err != nil {

@@ -35,6 +35,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/filteredcache"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/namekeys"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/secretdigest"
 )
 
 // Options configure the syncer.
@@ -72,7 +73,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
-	copies, err := filteredcache.New(mgr, &corev1.Secret{}, cache.ByObject{Label: syncedCopies(), Transform: digestCopies()})
+	copies, err := filteredcache.New(mgr, &corev1.Secret{}, cache.ByObject{Label: syncedCopies(), Transform: secretdigest.Transform()})
 	if err != nil {
 		return err
 	}

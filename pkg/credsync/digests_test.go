@@ -7,17 +7,19 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/secretdigest"
 )
 
 // TestDigestCopiesSharesWhatCopiesHaveInCommon: a token's copies in two
 // namespaces keep their own names and owners but share their labels,
 // annotations and digests; another token's copy shares none of them.
 func TestDigestCopiesSharesWhatCopiesHaveInCommon(t *testing.T) {
-	transform := digestCopies()
+	transform := secretdigest.Transform()
 	digest := func(s *corev1.Secret) *corev1.Secret {
 		want := s.DeepCopy()
 		want.ManagedFields = nil
-		want.Annotations[annotationCachedDigests] = "sha256"
+		want.Annotations[secretdigest.AnnotationCached] = "sha256"
 		for key, value := range want.Data {
 			sum := sha256.Sum256(value)
 			want.Data[key] = sum[:]

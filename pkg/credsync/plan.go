@@ -8,6 +8,7 @@ import (
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/secretdigest"
 )
 
 // copyStep is the work on one synced Secret; exactly one field is set.
@@ -137,7 +138,7 @@ func CopyUpToDate(current, want *corev1.Secret) bool {
 	if current.Type != want.Type || current.Labels[LabelSyncedFrom] != want.Labels[LabelSyncedFrom] {
 		return false
 	}
-	if !sameData(current, want, cpcreds.SecretKeyToken) || !sameData(current, want, cpcreds.SecretKeyCA) {
+	if !secretdigest.SameValue(current, want, cpcreds.SecretKeyToken) || !secretdigest.SameValue(current, want, cpcreds.SecretKeyCA) {
 		return false
 	}
 	if _, marked := current.Annotations[cpcreds.AnnotationUpstreamCopy]; marked {

@@ -14,6 +14,7 @@ import (
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/secretdigest"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
 
@@ -154,7 +155,7 @@ func TestScopeOf(t *testing.T) {
 
 // cached is a copy as the copies cache holds it.
 func cached(s *corev1.Secret) *corev1.Secret {
-	out, _ := digestCopies()(s.DeepCopy())
+	out, _ := secretdigest.Transform()(s.DeepCopy())
 	return out.(*corev1.Secret)
 }
 
