@@ -1,11 +1,15 @@
 package argocd
 
 import (
+	"fmt"
+
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/utils/clock"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
@@ -25,6 +29,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/eventnote"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/fieldindex"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/filteredcache"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/intern"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/secretdigest"
 )
@@ -65,7 +70,7 @@ func Capability(opts Options) capability.Capability {
 
 // Setup registers the controller. Its Secret caches hold Argo CD's
 // namespace only: our cluster Secrets with digests of their data (all the
-// controller does with it is compare), every other Secret's metadata (to
+// controller does with it is compare), and every other Secret's name (to
 // leave alone one that holds a name we would write).
 func Setup(_ context.Context, mgr ctrl.Manager, opts Options) error {
 	inNamespace := map[string]cache.Config{opts.Namespace: {}}
@@ -74,7 +79,11 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
-	names, err := filteredcache.New(mgr, secretMetadata(), cache.ByObject{Namespaces: inNamespace})
+	others, err := notLabelledOurs(opts.ManagerName)
+	if err != nil {
+		return err
+	}
+	names, err := filteredcache.New(mgr, secretMetadata(), cache.ByObject{Namespaces: inNamespace, Label: others, Transform: nameOnly})
 	if err != nil {
 		return err
 	}
@@ -96,4 +105,28 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts Options) error {
 		b = r.entries.Watch(b, profiles)
 	}
 	return b.Complete(r)
+}
+
+// notLabelledOurs selects the Secrets that do not carry our label (those
+// that do are in the cache of our Secrets, forged or not).
+func notLabelledOurs(managerName string) (labels.Selector, error) {
+	req, err := labels.NewRequirement(LabelCreatedBy, selection.NotEquals, []string{managerName})
+	if err != nil {
+		return nil, fmt.Errorf("the cluster manager's name %q as a label value: %w", managerName, err)
+	}
+	return labels.NewSelector().Add(*req), nil
+}
+
+// nameOnly keeps of a Secret's metadata what the names cache is read for:
+// that a Secret holds the name. Argo CD's namespace may hold thousands of
+// other Secrets (token copies among them), each with its own labels and
+// annotations.
+func nameOnly(in any) (any, error) {
+	m, ok := in.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return in, nil
+	}
+	m.ObjectMeta = metav1.ObjectMeta{Name: m.Name, Namespace: intern.String(m.Namespace), UID: m.UID,
+		ResourceVersion: m.ResourceVersion, DeletionTimestamp: m.DeletionTimestamp}
+	return m, nil
 }

@@ -132,10 +132,10 @@ func (r *Reconciler) entry(ctx context.Context, profile *cpv1alpha1.ClusterProfi
 }
 
 // existing returns our Secret of the name (nil: none) and whether any
-// other Secret holds the name. One that carries our label is not counted:
-// it is ours while the cache of our Secrets catches up with the other (each
-// has its own watch), and a forged one shows in that cache too, where apply
-// finds it is not ours.
+// other Secret holds the name. One that carries our label is not counted
+// (the names cache leaves it out): it is ours while the cache of our
+// Secrets catches up with the other (each has its own watch), and a forged
+// one shows in that cache too, where apply finds it is not ours.
 func (r *Reconciler) existing(ctx context.Context, key types.NamespacedName) (*corev1.Secret, bool, error) {
 	current, err := optional.Get(ctx, r.secrets, key, &corev1.Secret{})
 	if err != nil {
@@ -145,7 +145,7 @@ func (r *Reconciler) existing(ctx context.Context, key types.NamespacedName) (*c
 	if err != nil {
 		return nil, false, wrapf(err, "reading Secret %s", key)
 	}
-	return current, current == nil && holder != nil && holder.Labels[LabelCreatedBy] != r.settings.ManagerName, nil
+	return current, current == nil && holder != nil, nil
 }
 
 // create makes the Secret once the profile has its properties, unless it
