@@ -23,7 +23,9 @@ var auditWriteVerbs = []string{"create", "update", "patch", "delete", "deletecol
 
 // auditPolicy is the API server's audit policy (audit.k8s.io/v1, as JSON,
 // which the API server reads as YAML): one event per write, when it is
-// answered, to what the capabilities that own objects write; nothing else.
+// answered, to what the capabilities that own objects write, with the
+// request's body (to name what a second write of an object changed);
+// nothing else.
 // Only the API server tells those writes apart by capability: the manager
 // counts none of them in its metrics, and Argo CD's cluster Secrets are
 // Secrets like the token copies.
@@ -53,7 +55,7 @@ type auditResources struct {
 func (w *world) auditPolicy() auditPolicy {
 	var rules []auditRule
 	write := func(namespace, group string, resources ...string) {
-		rule := auditRule{Level: "Metadata", Verbs: auditWriteVerbs, Resources: []auditResources{{Group: group, Resources: resources}}}
+		rule := auditRule{Level: "Request", Verbs: auditWriteVerbs, Resources: []auditResources{{Group: group, Resources: resources}}}
 		if namespace != "" {
 			rule.Namespaces = []string{namespace}
 		}
@@ -75,9 +77,10 @@ func (w *world) auditPolicy() auditPolicy {
 
 // auditEvent is what the benchmark reads of an audit event.
 type auditEvent struct {
-	Verb       string `json:"verb"`
-	RequestURI string `json:"requestURI"`
-	ObjectRef  *struct {
+	Verb          string          `json:"verb"`
+	RequestURI    string          `json:"requestURI"`
+	RequestObject json.RawMessage `json:"requestObject"`
+	ObjectRef     *struct {
 		APIGroup  string `json:"apiGroup"`
 		Resource  string `json:"resource"`
 		Namespace string `json:"namespace"`
@@ -160,6 +163,7 @@ type auditLog struct {
 	// partial is a line the API server had not finished writing.
 	partial []byte
 	writes  ownedWrites
+	written writtenFields
 }
 
 // newAuditLog writes the audit policy into dir; nil when the run has no
@@ -234,9 +238,35 @@ func (a *auditLog) tally(lines []byte) error {
 		if err := json.Unmarshal(line, &e); err != nil {
 			return fmt.Errorf("parsing an audit event: %w", err)
 		}
+		if e.Verb == "deletecollection" && e.ObjectRef != nil {
+			a.written.forget(e.ObjectRef.Namespace)
+		}
 		if gate := a.owners.ownerOf(e); gate != "" {
 			a.writes[gate]++
+			if err := a.written.record(gate, e); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// rewriteCount is how many rewrites the log has shown so far (read first).
+func (a *auditLog) rewriteCount() int {
+	if a == nil {
+		return 0
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.written.rewrites)
+}
+
+// rewritesSince are the rewrites the log showed after the first n.
+func (a *auditLog) rewritesSince(n int) []rewrite {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.written.rewrites[n:])
 }

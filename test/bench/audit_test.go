@@ -117,8 +117,8 @@ func TestAuditPolicy(t *testing.T) {
 	}
 	w := newWorld(config{clusters: 3, namespaces: 4, gates: g})
 	want := auditPolicy{APIVersion: "audit.k8s.io/v1", Kind: "Policy", OmitStages: []string{"RequestReceived"}, Rules: []auditRule{
-		{Level: "Metadata", Verbs: auditWriteVerbs, Namespaces: []string{"bench-002"}, Resources: []auditResources{{Group: "", Resources: []string{"secrets"}}}},
-		{Level: "Metadata", Verbs: auditWriteVerbs, Resources: []auditResources{{Group: "multicluster.x-k8s.io", Resources: []string{"placementdecisions"}}}},
+		{Level: "Request", Verbs: auditWriteVerbs, Namespaces: []string{"bench-002"}, Resources: []auditResources{{Group: "", Resources: []string{"secrets"}}}},
+		{Level: "Request", Verbs: auditWriteVerbs, Resources: []auditResources{{Group: "multicluster.x-k8s.io", Resources: []string{"placementdecisions"}}}},
 		{Level: "None"},
 	}}
 	if diff := cmp.Diff(want, w.auditPolicy()); diff != "" {

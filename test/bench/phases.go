@@ -42,6 +42,7 @@ func (b *bench) coldConvergence(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	rewritesBefore := b.audit.rewriteCount()
 	cpuBefore := b.cpuNow(nil)
 	m, err := b.startManager("cold")
 	if err != nil {
@@ -81,7 +82,7 @@ func (b *bench) coldConvergence(ctx context.Context) error {
 		Reconciles:               set.reconciles(),
 		Writes:                   writes,
 		WritesPerProfile:         float64(writes.Total) / float64(b.world.profileCount()),
-		Owned:                    b.ownedResults(ownedAfter.minus(ownedBefore), m.started),
+		Owned:                    b.ownedResults(ownedAfter.minus(ownedBefore), b.audit.rewritesSince(rewritesBefore), m.started),
 	}
 	if copies := b.world.copyCount(); copies > 0 {
 		_, at := b.copies.allCurrent()
@@ -142,13 +143,14 @@ func (b *bench) ownedProgress() string {
 	return line
 }
 
-// ownedResults are each owned kind's writes, and when all its objects came
-// to be as wanted when started is set.
-func (b *bench) ownedResults(writes ownedWrites, started time.Time) []ownedResult {
+// ownedResults are each owned kind's writes and the first of its rewrites,
+// and when all its objects came to be as wanted when started is set.
+func (b *bench) ownedResults(writes ownedWrites, rewrites []rewrite, started time.Time) []ownedResult {
 	var out []ownedResult
 	for _, o := range b.owned {
 		_, objects, at := o.allCurrent()
-		r := ownedResult{Gate: o.kind.gate, Kind: o.kind.kind, Objects: objects, Writes: writes[o.kind.gate]}
+		r := ownedResult{Gate: o.kind.gate, Kind: o.kind.kind, Objects: objects, Writes: writes[o.kind.gate],
+			Rewrites: rewritesOf(rewrites, o.kind.gate)}
 		if objects > 0 {
 			r.WritesPerObject = float64(r.Writes) / float64(objects)
 		}
@@ -171,6 +173,7 @@ func (b *bench) idle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	rewritesBefore := b.audit.rewriteCount()
 	b.progress.logf("idle: watching for %s", b.cfg.idle)
 	if err := m.sleep(ctx, b.cfg.idle); err != nil {
 		return err
@@ -187,7 +190,7 @@ func (b *bench) idle(ctx context.Context) error {
 		Seconds:    b.cfg.idle.Seconds(),
 		Reconciles: after.reconciles() - before.reconciles(),
 		Writes:     after.writes().minus(before.writes()),
-		Owned:      b.ownedResults(ownedAfter.minus(ownedBefore), time.Time{}),
+		Owned:      b.ownedResults(ownedAfter.minus(ownedBefore), b.audit.rewritesSince(rewritesBefore), time.Time{}),
 	}
 	b.progress.logf("idle: writes %s", b.res.Idle.Writes)
 	return nil
@@ -203,6 +206,7 @@ func (b *bench) restartResync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	rewritesBefore := b.audit.rewriteCount()
 	m, err := b.startManager("restarted")
 	if err != nil {
 		return err
@@ -225,7 +229,7 @@ func (b *bench) restartResync(ctx context.Context) error {
 		KeysQueued:       keys,
 		KeysByController: byQueue,
 		Writes:           set.writes(),
-		Owned:            b.ownedResults(ownedAfter.minus(ownedBefore), time.Time{}),
+		Owned:            b.ownedResults(ownedAfter.minus(ownedBefore), b.audit.rewritesSince(rewritesBefore), time.Time{}),
 	}
 	b.progress.logf("restart: resynced %d reconciles (%d keys queued) in %s; writes %s",
 		set.reconciles(), keys, formatDuration(quietAt.Sub(m.started)), b.res.Restart.Writes)

@@ -122,6 +122,7 @@ func (b *bench) caRotation(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	rewritesBefore := b.audit.rewriteCount()
 	ca := fakePEM()
 	want, access := b.obs.expectations()
 	access.proxyCA = digest(ca)
@@ -160,7 +161,7 @@ func (b *bench) caRotation(ctx context.Context) error {
 		b.res.CARotation.CopyWritesPerCopy = float64(writes.ByWriter[credsync.FieldManager]) / float64(copies)
 	}
 	if argoCD != nil {
-		for _, o := range b.ownedResults(ownedAfter.minus(ownedBefore), sent) {
+		for _, o := range b.ownedResults(ownedAfter.minus(ownedBefore), b.audit.rewritesSince(rewritesBefore), sent) {
 			if o.Gate == "argocd" {
 				b.res.CARotation.ArgoCD = &o
 			}

@@ -136,6 +136,9 @@ type ownedResult struct {
 	// wanted, from the process start (the ConvergedSeconds held against the
 	// floor include it).
 	CompleteSeconds float64 `json:"completeSeconds,omitempty"`
+	// Rewrites are the first writes of an object after its first one in
+	// the phase, with what each changed.
+	Rewrites []rewrite `json:"rewrites,omitempty"`
 }
 
 type idleResult struct {
@@ -453,6 +456,7 @@ func printConvergence(t table, r *results) {
 		for _, o := range c.Owned {
 			t.row("writes / "+ownedKindOf(o.Gate).short, fmt.Sprintf("%.4f (%s: %d writes, %d objects)", o.WritesPerObject, o.Gate, o.Writes, o.Objects),
 				verdict(o.exact(), "1.0"))
+			printRewrites(t, o)
 		}
 	}
 	if i := r.Idle; i != nil {
@@ -613,6 +617,18 @@ func printRotations(t table, r *results) {
 
 // exact tells whether the capability wrote each object exactly once.
 func (o ownedResult) exact() bool { return o.Objects > 0 && o.Writes == o.Objects }
+
+// printRewrites prints what the first rewrites of o's objects changed.
+func printRewrites(t table, o ownedResult) {
+	if len(o.Rewrites) == 0 {
+		return
+	}
+	described := make([]string, len(o.Rewrites))
+	for i, r := range o.Rewrites {
+		described[i] = r.String()
+	}
+	t.row("  first rewrites", strings.Join(described, "; "), "")
+}
 
 // printOwnedWrites prints, on one row, the writes of the objects the
 // capabilities own, which must be none.
