@@ -65,10 +65,12 @@ func syncedCopies() labels.Selector {
 }
 
 // Setup registers the syncer. Each of its two Secret caches holds only its
-// own slice of the hub's Secrets.
+// own slice of the hub's Secrets, with digests of their data: no token sits
+// in the manager's memory; a copy is written with the token read from the
+// API server (liveTokens).
 func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	tokens, err := filteredcache.New(mgr, &corev1.Secret{}, cache.ByObject{
-		Label: labels.SelectorFromSet(labels.Set{LabelIsManagedServiceAccount: "true"}),
+		Label: labels.SelectorFromSet(labels.Set{LabelIsManagedServiceAccount: "true"}), Transform: secretdigest.Transform(),
 	})
 	if err != nil {
 		return err

@@ -43,6 +43,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/namekeys"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/optional"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/secretdigest"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/ssa"
 )
 
@@ -97,7 +98,10 @@ type Published interface {
 // (namekeys) by serving each namespace that holds a profile of the cluster
 // or a copy of its tokens.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return namekeys.Each(ctx, req, r.namespacesOf, r.reconcileNamespace)
+	live := &liveTokens{reader: r.apiReader}
+	return namekeys.Each(ctx, req, r.namespacesOf, func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+		return r.reconcileNamespace(ctx, req, live)
+	})
 }
 
 // namespacesOf are the keys of cluster: every namespace with a profile of
@@ -131,7 +135,7 @@ func (r *Reconciler) namespacesOf(ctx context.Context, cluster string) ([]types.
 // (reconcileMarks). Either way it deletes every copy of the cluster's tokens
 // that this bundle's rules do not allow in the namespace, whoever wrote it:
 // revocation never yields.
-func (r *Reconciler) reconcileNamespace(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) reconcileNamespace(ctx context.Context, req ctrl.Request, live *liveTokens) (ctrl.Result, error) {
 	namespace, cluster := req.Namespace, req.Name
 	profile, sources, err := r.world(ctx, r.cached(), namespace, cluster)
 	if err != nil {
@@ -149,15 +153,21 @@ func (r *Reconciler) reconcileNamespace(ctx context.Context, req ctrl.Request) (
 		r.reportInvalidNames(ctx, cluster, sources)
 		r.reportScopes(ctx, cluster, sources)
 	}
-	desired := DesiredCopies(profile, cluster, sources, rules)
-	existing, err := r.existingCopies(ctx, namespace, cluster, desired)
+	p, err := r.plan(ctx, namespace, cluster, profile, sources, rules, yielding)
+	if err == nil && p.writesTokens() {
+		// Planned on the tokens' digests; written with the tokens.
+		if sources, err = r.sources(ctx, view{objects: r.client, tokens: live.get}, cluster); err == nil {
+			p, err = r.plan(ctx, namespace, cluster, profile, sources, rules, yielding)
+		}
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	desired, existing := p.desired, p.existing
 	for _, c := range existing {
 		r.created.Seen(c.Namespace + "/" + c.Name)
 	}
-	steps, err := r.confirmRemovals(ctx, namespace, cluster, planCopies(cluster, desired, existing, yielding))
+	steps, err := r.confirmRemovals(ctx, namespace, cluster, p.steps, live)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -174,15 +184,70 @@ func (r *Reconciler) reconcileNamespace(ctx context.Context, req ctrl.Request) (
 	return clusterprofile.ResultFor(ctx, err)
 }
 
+// copyPlan is what one namespace's copies of one cluster's tokens need.
+type copyPlan struct {
+	desired, existing []*corev1.Secret
+	steps             []copyStep
+}
+
+// plan reads the copies there are and plans the writes to the desired ones.
+func (r *Reconciler) plan(ctx context.Context, namespace, cluster string, profile *cpv1alpha1.ClusterProfile, sources []Source,
+	rules Rules, yielding bool) (copyPlan, error) {
+	desired := DesiredCopies(profile, cluster, sources, rules)
+	existing, err := r.existingCopies(ctx, namespace, cluster, desired)
+	if err != nil {
+		return copyPlan{}, err
+	}
+	return copyPlan{desired: desired, existing: existing, steps: planCopies(cluster, desired, existing, yielding)}, nil
+}
+
+// writesTokens tells whether a step writes a copy built from the tokens
+// cache, which holds the tokens' digests only.
+func (p copyPlan) writesTokens() bool {
+	return slices.ContainsFunc(p.steps, func(s copyStep) bool {
+		return (s.create != nil && secretdigest.Digested(s.create)) || (s.apply != nil && secretdigest.Digested(s.apply))
+	})
+}
+
 // view is where a reconcile reads the world from.
 type view struct {
 	// objects serves profiles, ManagedServiceAccounts and what membership
-	// reads; tokens the agent's token Secrets.
-	objects, tokens client.Reader
+	// reads.
+	objects client.Reader
+	// tokens reads the agent's token Secrets (nil: none of the name).
+	tokens func(ctx context.Context, key types.NamespacedName) (*corev1.Secret, error)
 }
 
-// cached reads the manager's caches, as every reconcile does.
-func (r *Reconciler) cached() view { return view{objects: r.client, tokens: r.tokens} }
+// cached reads the manager's caches, as every reconcile does; the tokens
+// cache holds digests.
+func (r *Reconciler) cached() view {
+	return view{objects: r.client, tokens: func(ctx context.Context, key types.NamespacedName) (*corev1.Secret, error) {
+		return optional.Get(ctx, r.tokens, key, &corev1.Secret{})
+	}}
+}
+
+// liveTokens reads token Secrets from the API server, each once per
+// Reconcile: a cluster's name key serves all of its namespaces, and each
+// that writes a copy needs the tokens themselves.
+type liveTokens struct {
+	reader client.Reader
+	read   map[types.NamespacedName]*corev1.Secret
+}
+
+func (l *liveTokens) get(ctx context.Context, key types.NamespacedName) (*corev1.Secret, error) {
+	if token, ok := l.read[key]; ok {
+		return token, nil
+	}
+	token, err := optional.Get(ctx, l.reader, key, &corev1.Secret{})
+	if err != nil {
+		return nil, err
+	}
+	if l.read == nil {
+		l.read = map[types.NamespacedName]*corev1.Secret{}
+	}
+	l.read[key] = token
+	return token, nil
+}
 
 // world reads what decides the copies of cluster in namespace: the hub's
 // profile of the cluster there (nil unless the namespace serves it; see
@@ -209,11 +274,11 @@ func (r *Reconciler) world(ctx context.Context, v view, namespace, cluster strin
 // collector looks an owner up before it deletes a dependant, the syncer
 // deletes only a copy the live hub does not want either; a copy kept here
 // is reconciled again when the event that explains it reaches the cache.
-func (r *Reconciler) confirmRemovals(ctx context.Context, namespace, cluster string, steps []copyStep) ([]copyStep, error) {
+func (r *Reconciler) confirmRemovals(ctx context.Context, namespace, cluster string, steps []copyStep, live *liveTokens) ([]copyStep, error) {
 	if !slices.ContainsFunc(steps, func(s copyStep) bool { return s.remove != nil }) {
 		return steps, nil
 	}
-	profile, sources, err := r.world(ctx, view{objects: r.apiReader, tokens: r.apiReader}, namespace, cluster)
+	profile, sources, err := r.world(ctx, view{objects: r.apiReader, tokens: live.get}, namespace, cluster)
 	if err != nil {
 		return nil, fmt.Errorf("confirming the removal of copies of %s in %s: %w", cluster, namespace, err)
 	}
@@ -274,7 +339,7 @@ func (r *Reconciler) sources(ctx context.Context, v view, cluster string) ([]Sou
 		msa := &msas.Items[i]
 		s := Source{MSA: msa}
 		if msa.DeletionTimestamp.IsZero() && msa.Status.TokenSecretRef != nil {
-			token, err := optional.Get(ctx, v.tokens, types.NamespacedName{Namespace: cluster, Name: msa.Status.TokenSecretRef.Name}, &corev1.Secret{})
+			token, err := v.tokens(ctx, types.NamespacedName{Namespace: cluster, Name: msa.Status.TokenSecretRef.Name})
 			if err != nil {
 				return nil, fmt.Errorf("reading the token Secret of ManagedServiceAccount %s/%s: %w", cluster, msa.Name, err)
 			}
@@ -401,6 +466,9 @@ func (r *Reconciler) namespaceOf(s copyStep) string {
 // read from the API server: a copy of ours the cache has not seen yet is
 // brought in line; anything else is a collision, never overwritten.
 func (r *Reconciler) create(ctx context.Context, want *corev1.Secret, findings map[string]string) error {
+	if err := writable(want); err != nil {
+		return err
+	}
 	err := r.client.Create(ctx, want.DeepCopy(), client.FieldOwner(FieldManager))
 	metrics.SyncedSecretWrite(metrics.OpCreate, client.IgnoreAlreadyExists(err))
 	if err == nil {
@@ -437,6 +505,9 @@ func (r *Reconciler) create(ctx context.Context, want *corev1.Secret, findings m
 // apply writes the syncer's fields of an existing copy with Server-Side
 // Apply, taking them back from whoever edited them.
 func (r *Reconciler) apply(ctx context.Context, want *corev1.Secret, op string) error {
+	if err := writable(want); err != nil {
+		return err
+	}
 	ref := want.OwnerReferences[0]
 	ac := corev1ac.Secret(want.Name, want.Namespace).
 		WithType(want.Type).WithData(want.Data).WithLabels(want.Labels).WithAnnotations(want.Annotations).
@@ -460,6 +531,15 @@ func (r *Reconciler) remove(ctx context.Context, secret *corev1.Secret) error {
 	err := r.client.Delete(ctx, secret, client.Preconditions{UID: &secret.UID})
 	metrics.SyncedSecretWrite(metrics.OpDelete, client.IgnoreNotFound(err))
 	return wrap(client.IgnoreNotFound(err), "deleting", secret)
+}
+
+// writable refuses a copy built from the tokens cache: its data are the
+// tokens' digests.
+func writable(want *corev1.Secret) error {
+	if secretdigest.Digested(want) {
+		return fmt.Errorf("synced Secret %s/%s: built from the tokens' digests, not written", want.Namespace, want.Name)
+	}
+	return nil
 }
 
 func wrap(err error, verb string, s *corev1.Secret) error {

@@ -34,6 +34,7 @@ import (
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/cachelag"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/namekeys"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/reportonce"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/secretdigest"
 	utiltesting "open-cluster-management.io/clusterprofile-bundle/pkg/util/testing"
 )
 
@@ -97,8 +98,20 @@ const unscopedEvent = "Warning UnscopedTokenCopied This ManagedServiceAccount na
 	"into every namespace that serves cluster c1 (now: team) and any consumer there can use it. " +
 	"Set the annotation clusterprofile.open-cluster-management.io/consumer-namespaces to the namespaces that need it."
 
+// digestedTokens reads like the syncer's tokens cache, which holds the
+// tokens' digests.
+type digestedTokens struct{ client.Reader }
+
+func (d digestedTokens) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if err := d.Reader.Get(ctx, key, obj, opts...); err != nil {
+		return err
+	}
+	_, err := secretdigest.Transform()(obj)
+	return err
+}
+
 func newTestReconciler(c client.Client, recorder events.EventRecorder) *Reconciler {
-	return &Reconciler{client: c, members: membership.Reader{Client: c}, tokens: c, copies: copiesOnly{c}, apiReader: c,
+	return &Reconciler{client: c, members: membership.Reader{Client: c}, tokens: digestedTokens{c}, copies: copiesOnly{c}, apiReader: c,
 		recorder: recorder, managerName: "open-cluster-management", reports: reportonce.New(), blockers: newBlockers(nil),
 		created: cachelag.New(clock.RealClock{})}
 }

@@ -14,6 +14,7 @@ import (
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/cpcreds"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/util/secretdigest"
 )
 
 // Source is a ManagedServiceAccount that asks for its token to be synced,
@@ -152,6 +153,10 @@ func desiredCopy(profile *cpv1alpha1.ClusterProfile, cluster string, s Source, r
 	}
 	if expiry := s.MSA.Status.ExpirationTimestamp; expiry != nil && !expiry.IsZero() {
 		annotations[cpcreds.AnnotationTokenExpiration] = expiry.UTC().Format(time.RFC3339)
+	}
+	if secretdigest.Digested(s.Token) {
+		// Built from the tokens cache: good to compare, never to write.
+		secretdigest.Mark(annotations)
 	}
 	data := map[string][]byte{cpcreds.SecretKeyToken: s.Token.Data[cpcreds.SecretKeyToken]}
 	if ca, ok := s.Token.Data[cpcreds.SecretKeyCA]; ok {

@@ -37,9 +37,11 @@ func DesiredMarks(profile *cpv1alpha1.ClusterProfile, desired []*corev1.Secret, 
 		if !ok || !upstreamCopyOf(secret, profile, want.Labels[LabelSyncedFrom]) {
 			continue
 		}
-		annotations := make(map[string]string, len(want.Annotations)+1)
-		for k, v := range want.Annotations {
-			annotations[k] = v
+		annotations := make(map[string]string, len(copyAnnotations)+1)
+		for _, k := range copyAnnotations {
+			if v, ok := want.Annotations[k]; ok {
+				annotations[k] = v
+			}
 		}
 		annotations[cpcreds.AnnotationUpstreamCopy] = "true"
 		marks[want.Name] = annotations

@@ -40,13 +40,12 @@ func Transform() toolscache.TransformFunc {
 		}
 		internMeta(&secret.ObjectMeta)
 		for key, value := range secret.Data {
-			sum := sha256.Sum256(value)
-			secret.Data[intern.String(key)] = digests.Intern(sum[:])
+			secret.Data[intern.String(key)] = digests.Intern(digestOf(value))
 		}
 		if secret.Annotations == nil {
 			secret.Annotations = map[string]string{}
 		}
-		secret.Annotations[AnnotationCached] = "sha256"
+		Mark(secret.Annotations)
 		// Last: a shared map is never written again.
 		secret.Labels = intern.Share(metadata, secret, secret.Labels)
 		secret.Annotations = intern.Share(metadata, secret, secret.Annotations)
@@ -67,18 +66,41 @@ func internMeta(m *metav1.ObjectMeta) {
 	}
 }
 
+// Digested tells whether s holds digests of its data: read from such a
+// cache, or built from a Secret read from one (Mark).
+func Digested(s *corev1.Secret) bool {
+	_, digests := s.Annotations[AnnotationCached]
+	return digests
+}
+
+// Mark marks annotations as those of a Secret built from digests: whatever
+// compares it then compares digests, and no writer may send it (Digested).
+func Mark(annotations map[string]string) { annotations[AnnotationCached] = "sha256" }
+
+// digestOf is value's SHA-256 digest; an empty value stays empty, so that
+// a Secret read from the cache still shows which values are empty.
+func digestOf(value []byte) []byte {
+	if len(value) == 0 {
+		return nil
+	}
+	sum := sha256.Sum256(value)
+	return sum[:]
+}
+
 // SameValue tells whether current holds want's value under key (or neither
-// holds the key); current may come from such a cache (digests) or the API
-// server (values).
+// holds the key). Either may hold digests (Digested) or values: what is
+// compared is the digests.
 func SameValue(current, want *corev1.Secret, key string) bool {
 	got, has := current.Data[key]
 	expected, wants := want.Data[key]
 	if has != wants {
 		return false
 	}
-	if _, digests := current.Annotations[AnnotationCached]; digests {
-		sum := sha256.Sum256(expected)
-		return bytes.Equal(got, sum[:])
+	if !Digested(current) {
+		got = digestOf(got)
+	}
+	if !Digested(want) {
+		expected = digestOf(expected)
 	}
 	return bytes.Equal(got, expected)
 }

@@ -8,8 +8,9 @@ import (
 )
 
 // TestSameData: a Secret matches what is wanted only with the same keys and
-// values, whether it comes from the cache (digests) or the API server
-// (values); a Secret transformed twice stays what it was.
+// values, whether either comes from the cache (digests) or the API server
+// (values); a Secret transformed twice stays what it was. An empty value is
+// a value.
 func TestSameData(t *testing.T) {
 	want := secret(map[string]string{"server": "https://a", "config": `{"caData":"LS0t"}`})
 	cases := map[string]struct {
@@ -20,6 +21,7 @@ func TestSameData(t *testing.T) {
 		"a value changed": {current: secret(map[string]string{"server": "https://b", "config": `{"caData":"LS0t"}`})},
 		"a key missing":   {current: secret(map[string]string{"server": "https://a"})},
 		"a key more":      {current: secret(map[string]string{"server": "https://a", "config": `{"caData":"LS0t"}`, "project": "p"})},
+		"a value emptied": {current: secret(map[string]string{"server": "", "config": `{"caData":"LS0t"}`})},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -32,6 +34,15 @@ func TestSameData(t *testing.T) {
 			}
 			if got := SameData(cache(t, cached), want); got != tc.same {
 				t.Errorf("transformed twice: SameData = %t, want %t", got, tc.same)
+			}
+			if got := SameData(tc.current, cache(t, want)); got != tc.same {
+				t.Errorf("what is wanted from the cache: SameData = %t, want %t", got, tc.same)
+			}
+			if got := SameData(cached, cache(t, want)); got != tc.same {
+				t.Errorf("both from the cache: SameData = %t, want %t", got, tc.same)
+			}
+			if got := SameData(want, tc.current); got != tc.same {
+				t.Errorf("compared the other way: SameData = %t, want %t", got, tc.same)
 			}
 		})
 	}
@@ -49,6 +60,21 @@ func TestTheCacheHoldsNoValue(t *testing.T) {
 	}
 	if out.Annotations[AnnotationCached] != "sha256" || out.ManagedFields != nil {
 		t.Errorf("cached Secret: annotations %v, managedFields %v; want the mark and no managedFields", out.Annotations, out.ManagedFields)
+	}
+}
+
+// TestAnEmptyValueStaysEmpty: the cache shows which values are empty, and
+// an empty value wanted matches only an empty one.
+func TestAnEmptyValueStaysEmpty(t *testing.T) {
+	cached := cache(t, secret(map[string]string{"token": "", "ca.crt": "ca"}))
+	if got := cached.Data["token"]; len(got) != 0 {
+		t.Errorf("the empty token cached as %x, want empty", got)
+	}
+	if !SameValue(cached, secret(map[string]string{"token": ""}), "token") {
+		t.Error("an empty token does not match an empty one")
+	}
+	if SameValue(cached, secret(map[string]string{"token": "t"}), "token") {
+		t.Error("an empty token matches a token")
 	}
 }
 
