@@ -22,6 +22,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -98,9 +99,9 @@ type Published interface {
 // (namekeys) by serving each namespace that holds a profile of the cluster
 // or a copy of its tokens.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	live := &liveTokens{reader: r.apiReader}
+	written, confirmed := &liveTokens{reader: r.apiReader, opts: anyVersion}, &liveTokens{reader: r.apiReader}
 	return namekeys.Each(ctx, req, r.namespacesOf, func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-		return r.reconcileNamespace(ctx, req, live)
+		return r.reconcileNamespace(ctx, req, written, confirmed)
 	})
 }
 
@@ -135,7 +136,7 @@ func (r *Reconciler) namespacesOf(ctx context.Context, cluster string) ([]types.
 // (reconcileMarks). Either way it deletes every copy of the cluster's tokens
 // that this bundle's rules do not allow in the namespace, whoever wrote it:
 // revocation never yields.
-func (r *Reconciler) reconcileNamespace(ctx context.Context, req ctrl.Request, live *liveTokens) (ctrl.Result, error) {
+func (r *Reconciler) reconcileNamespace(ctx context.Context, req ctrl.Request, written, confirmed *liveTokens) (ctrl.Result, error) {
 	namespace, cluster := req.Namespace, req.Name
 	profile, sources, err := r.world(ctx, r.cached(), namespace, cluster)
 	if err != nil {
@@ -156,7 +157,7 @@ func (r *Reconciler) reconcileNamespace(ctx context.Context, req ctrl.Request, l
 	p, err := r.plan(ctx, namespace, cluster, profile, sources, rules, yielding)
 	if err == nil && p.writesTokens() {
 		// Planned on the tokens' digests; written with the tokens.
-		if sources, err = r.sources(ctx, view{objects: r.client, tokens: live.get}, cluster); err == nil {
+		if sources, err = r.sources(ctx, view{objects: r.client, tokens: written.get}, cluster); err == nil {
 			p, err = r.plan(ctx, namespace, cluster, profile, sources, rules, yielding)
 		}
 	}
@@ -167,7 +168,7 @@ func (r *Reconciler) reconcileNamespace(ctx context.Context, req ctrl.Request, l
 	for _, c := range existing {
 		r.created.Seen(c.Namespace + "/" + c.Name)
 	}
-	steps, err := r.confirmRemovals(ctx, namespace, cluster, p.steps, live)
+	steps, err := r.confirmRemovals(ctx, namespace, cluster, p.steps, confirmed)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -231,14 +232,24 @@ func (r *Reconciler) cached() view {
 // that writes a copy needs the tokens themselves.
 type liveTokens struct {
 	reader client.Reader
-	read   map[types.NamespacedName]*corev1.Secret
+	// opts are anyVersion for the tokens a copy is written with, and none
+	// (a read from etcd) for those that confirm a removal.
+	opts []client.GetOption
+	read map[types.NamespacedName]*corev1.Secret
 }
+
+// anyVersion reads from the API server's watch cache, which is at least as
+// fresh as the tokens cache the copies were planned on (its watch feeds
+// it), without a read from etcd for each copy of a cold start. A copy
+// written from an API server that lags another is planned again when it
+// shows in the copies cache.
+var anyVersion = []client.GetOption{&client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: "0"}}}
 
 func (l *liveTokens) get(ctx context.Context, key types.NamespacedName) (*corev1.Secret, error) {
 	if token, ok := l.read[key]; ok {
 		return token, nil
 	}
-	token, err := optional.Get(ctx, l.reader, key, &corev1.Secret{})
+	token, err := optional.Get(ctx, l.reader, key, &corev1.Secret{}, l.opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -274,11 +285,11 @@ func (r *Reconciler) world(ctx context.Context, v view, namespace, cluster strin
 // collector looks an owner up before it deletes a dependant, the syncer
 // deletes only a copy the live hub does not want either; a copy kept here
 // is reconciled again when the event that explains it reaches the cache.
-func (r *Reconciler) confirmRemovals(ctx context.Context, namespace, cluster string, steps []copyStep, live *liveTokens) ([]copyStep, error) {
+func (r *Reconciler) confirmRemovals(ctx context.Context, namespace, cluster string, steps []copyStep, confirmed *liveTokens) ([]copyStep, error) {
 	if !slices.ContainsFunc(steps, func(s copyStep) bool { return s.remove != nil }) {
 		return steps, nil
 	}
-	profile, sources, err := r.world(ctx, view{objects: r.apiReader, tokens: live.get}, namespace, cluster)
+	profile, sources, err := r.world(ctx, view{objects: r.apiReader, tokens: confirmed.get}, namespace, cluster)
 	if err != nil {
 		return nil, fmt.Errorf("confirming the removal of copies of %s in %s: %w", cluster, namespace, err)
 	}

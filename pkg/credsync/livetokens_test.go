@@ -17,15 +17,22 @@ import (
 )
 
 // tokenReads counts the reads of the agent's token Secrets (in the
-// cluster's namespace c1) that reach the API server.
+// cluster's namespace c1) that reach the API server, by the resourceVersion
+// they ask for ("": from etcd; "0": any, from the watch cache).
 type tokenReads struct {
 	client.Reader
-	n *int
+	n map[string]int
 }
 
 func (t tokenReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	if _, secret := obj.(*corev1.Secret); secret && key.Namespace == "c1" {
-		*t.n++
+		get := &client.GetOptions{}
+		get.ApplyOptions(opts)
+		version := ""
+		if get.Raw != nil {
+			version = get.Raw.ResourceVersion
+		}
+		t.n[version]++
 	}
 	return t.Reader.Get(ctx, key, obj, opts...)
 }
@@ -43,37 +50,52 @@ func withToken(token string, extra ...client.Object) []client.Object {
 
 // TestCopiesAreWrittenWithTheTokensOnTheAPIServer: the tokens cache holds
 // digests, so a copy to write is written with the token the API server
-// holds, read once per Reconcile however many namespaces get it (here the
-// cache still shows the token before a rotation: the copy gets the new
-// one); a copy the digests show up to date reads no token.
+// holds (its watch cache), read once per Reconcile however many namespaces
+// get it (here the cache still shows the token before a rotation: the copy
+// gets the new one); a copy the digests show up to date reads no token; a
+// removal is confirmed with the token read from etcd.
 func TestCopiesAreWrittenWithTheTokensOnTheAPIServer(t *testing.T) {
 	second := []client.Object{utiltesting.MakeBinding("team2", "c1-set").Bound(true).Obj(), utiltesting.NamespaceObj("team2"),
 		profile("team2", "c1"), profile("team", "c1")}
 	rotated := tokenSource("c1", "multikueue", "t2")
 	cases := map[string]struct {
-		objects   []client.Object
-		want      map[string]map[string]*corev1.Secret
-		wantReads int
+		objects []client.Object
+		// cachedTokens are what the tokens cache holds (default: the
+		// token t1).
+		cachedTokens []client.Object
+		want         map[string]map[string]*corev1.Secret
+		wantReads    map[string]int
 	}{
 		"two namespaces get their copies, with one read of the token": {
 			objects: withToken("t2", second...),
 			want: map[string]map[string]*corev1.Secret{"team": {"c1-multikueue": syncedCopyWith("team", rotated, Rules{})},
 				"team2": {"c1-multikueue": syncedCopyWith("team2", rotated, Rules{})}},
-			wantReads: 1,
+			wantReads: map[string]int{"0": 1},
 		},
 		"copies the digests show up to date read no token": {
 			objects: withToken("t1", append(second, syncedCopy("team"), syncedCopy("team2"))...),
 			want: map[string]map[string]*corev1.Secret{"team": {"c1-multikueue": syncedCopy("team")},
 				"team2": {"c1-multikueue": syncedCopy("team2")}},
+			wantReads: map[string]int{},
+		},
+		"a removal is confirmed with the token in etcd, which still has it": {
+			objects:      withToken("t1", append(second, syncedCopy("team"), syncedCopy("team2"))...),
+			cachedTokens: hub()[:len(hub())-1],
+			want: map[string]map[string]*corev1.Secret{"team": {"c1-multikueue": syncedCopy("team")},
+				"team2": {"c1-multikueue": syncedCopy("team2")}},
+			wantReads: map[string]int{"": 1},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			c := fakeclient.Builder(tc.objects...).WithIndex(&corev1.Secret{}, IndexCopyOf, IndexCopy).Build()
 			cached := fakeclient.Builder(withToken("t1")...).Build()
+			if tc.cachedTokens != nil {
+				cached = fakeclient.Builder(tc.cachedTokens...).Build()
+			}
 			r := newTestReconciler(c, events.NewFakeRecorder(10))
-			reads := 0
-			r.tokens, r.apiReader = digestedTokens{cached}, tokenReads{Reader: c, n: &reads}
+			reads := map[string]int{}
+			r.tokens, r.apiReader = digestedTokens{cached}, tokenReads{Reader: c, n: reads}
 
 			if _, err := r.Reconcile(context.Background(), namekeys.Key("c1")); err != nil {
 				t.Fatalf("Reconcile: %v", err)
@@ -88,8 +110,8 @@ func TestCopiesAreWrittenWithTheTokensOnTheAPIServer(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Secrets by namespace (-want +got):\n%s", diff)
 			}
-			if reads != tc.wantReads {
-				t.Errorf("token reads from the API server: %d, want %d", reads, tc.wantReads)
+			if diff := cmp.Diff(tc.wantReads, reads); diff != "" {
+				t.Errorf("token reads from the API server by resourceVersion (-want +got):\n%s", diff)
 			}
 		})
 	}
