@@ -56,37 +56,13 @@ func cachedBytesPerName(b *testing.B, secrets int, transform toolscache.Transfor
 			"clusterprofile.open-cluster-management.io/source-managedserviceaccount": "argocd",
 			"clusterprofile.open-cluster-management.io/token-expiration":             "2026-12-01T00:00:00Z",
 			"clusterprofile.open-cluster-management.io/published-servers":            "https://cluster-proxy-addon-user.open-cluster-management-addon:9092/" + s.Name}
-		raw, err := (&metav1.PartialObjectMetadata{ObjectMeta: s.ObjectMeta}).Marshal()
-		if err != nil {
-			b.Fatal(err)
-		}
-		decoded := &metav1.PartialObjectMetadata{}
-		if err := decoded.Unmarshal(raw); err != nil {
-			b.Fatal(err)
-		}
-		obj, err := transform(decoded)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return obj
+		return utiltesting.Cached(b, &metav1.PartialObjectMetadata{ObjectMeta: s.ObjectMeta}, &metav1.PartialObjectMetadata{}, transform)
 	})
 }
 
 func cachedBytesPerSecret(b *testing.B, clusters int, transform toolscache.TransformFunc) float64 {
 	return utiltesting.HeapBytesPerObject(clusters, func(i int) any {
-		raw, err := apiServerSecret(fmt.Sprintf("cluster-%05d", i), i).Marshal()
-		if err != nil {
-			b.Fatal(err)
-		}
-		decoded := &corev1.Secret{}
-		if err := decoded.Unmarshal(raw); err != nil {
-			b.Fatal(err)
-		}
-		obj, err := transform(decoded)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return obj
+		return utiltesting.Cached(b, apiServerSecret(fmt.Sprintf("cluster-%05d", i), i), &corev1.Secret{}, transform)
 	})
 }
 

@@ -31,19 +31,8 @@ func BenchmarkCachedCopy(b *testing.B) {
 func cachedBytesPerCopy(b *testing.B, clusters, namespaces int) float64 {
 	transform := secretdigest.Transform()
 	return utiltesting.HeapBytesPerObject(clusters*namespaces, func(i int) any {
-		raw, err := apiServerCopy(fmt.Sprintf("cluster-%05d", i/namespaces), fmt.Sprintf("team-%02d", i%namespaces), i).Marshal()
-		if err != nil {
-			b.Fatal(err)
-		}
-		decoded := &corev1.Secret{}
-		if err := decoded.Unmarshal(raw); err != nil {
-			b.Fatal(err)
-		}
-		obj, err := transform(decoded)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return obj
+		copied := apiServerCopy(fmt.Sprintf("cluster-%05d", i/namespaces), fmt.Sprintf("team-%02d", i%namespaces), i)
+		return utiltesting.Cached(b, copied, &corev1.Secret{}, transform)
 	})
 }
 
@@ -93,30 +82,12 @@ func BenchmarkCachedToken(b *testing.B) {
 			var perToken float64
 			for b.Loop() {
 				perToken = utiltesting.HeapBytesPerObject(clusters, func(i int) any {
-					return decodedThrough(b, agentToken(fmt.Sprintf("cluster-%05d", i), i), transform)
+					return utiltesting.Cached(b, agentToken(fmt.Sprintf("cluster-%05d", i), i), &corev1.Secret{}, transform)
 				})
 			}
 			b.ReportMetric(perToken, "bytes/token")
 		})
 	}
-}
-
-// decodedThrough is s as the informer holds it: decoded from protobuf,
-// then transformed.
-func decodedThrough(b *testing.B, s *corev1.Secret, transform func(any) (any, error)) any {
-	raw, err := s.Marshal()
-	if err != nil {
-		b.Fatal(err)
-	}
-	decoded := &corev1.Secret{}
-	if err := decoded.Unmarshal(raw); err != nil {
-		b.Fatal(err)
-	}
-	obj, err := transform(decoded)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return obj
 }
 
 // agentToken is a ManagedServiceAccount's token Secret as the API server
