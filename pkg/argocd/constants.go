@@ -41,11 +41,12 @@ const (
 	ExecAPIVersion = "client.authentication.k8s.io/v1"
 
 	// statusSettle is the longest a new profile's cluster Secret waits for
-	// the profile's properties (awaitProperties), counted from its
-	// creationTimestamp. That has whole seconds and the cache can show the
-	// status a second late under load, so it is a few seconds: the wait ends
-	// as soon as the properties show, and runs out only when none come.
-	statusSettle = 5 * time.Second
+	// the mirror's status (awaitProperties), counted from the profile's
+	// creationTimestamp. The wait ends as soon as the status shows, which in
+	// a cold start of tens of thousands of profiles can be tens of seconds
+	// after the create; it runs out only when the mirror writes none (its
+	// profiles written by another mirror).
+	statusSettle = time.Minute
 )
 
 // Defaults of the capability's settings (the chart's argocd.* values).

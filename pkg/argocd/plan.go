@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
+	"open-cluster-management.io/clusterprofile-bundle/pkg/fieldmanager"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/secretdigest"
 )
 
@@ -64,14 +66,15 @@ func upToDate(current, desired *corev1.Secret) bool {
 }
 
 // awaitProperties is how long a new profile's cluster Secret waits before
-// it is created: while the profile has no property yet, for at most
-// statusSettle from the profile's creation. Its writer adds the standard
-// properties, which become the Secret's labels, in a second request after
-// the create (the status), and other writers may write the status before
-// it; created without them, the Secret would be written a second time.
-// 0: create now.
+// it is created: until the mirror has written the profile's status, which
+// carries the standard properties that become the Secret's labels, for at
+// most statusSettle from the profile's creation. The mirror creates a
+// profile and writes its status in a second request, which in a cold start
+// can come many seconds later; other writers may write the status before
+// it; created without the properties, the Secret would be written a second
+// time. 0: create now.
 func awaitProperties(profile *cpv1alpha1.ClusterProfile, now time.Time) time.Duration {
-	if len(profile.Status.Properties) > 0 {
+	if len(profile.Status.Properties) > 0 || fieldmanager.WrittenBy(profile, clusterprofile.MirrorFieldManager, "status") {
 		return 0
 	}
 	return min(max(profile.CreationTimestamp.Add(statusSettle).Sub(now), 0), statusSettle)

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
+	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/secretdigest"
 )
 
@@ -66,6 +67,10 @@ func TestAwaitProperties(t *testing.T) {
 	byAnAccessProvider := cpv1alpha1.ClusterProfileStatus{Conditions: []metav1.Condition{{Type: "ClusterProxyAccess"}},
 		AccessProviders: []cpv1alpha1.AccessProvider{{Name: "open-cluster-management"}}}
 	withProperty := cpv1alpha1.ClusterProfileStatus{Properties: []cpv1alpha1.Property{{Name: "clusterset.k8s.io", Value: "prod"}}}
+	writtenBy := func(p *cpv1alpha1.ClusterProfile, manager, subresource string) *cpv1alpha1.ClusterProfile {
+		p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, Subresource: subresource}}
+		return p
+	}
 	cases := map[string]struct {
 		profile *cpv1alpha1.ClusterProfile
 		want    time.Duration
@@ -75,7 +80,17 @@ func TestAwaitProperties(t *testing.T) {
 		"an access provider wrote the status first: wait all the same":       {profile: created(0, byAnAccessProvider), want: statusSettle},
 		"no property statusSettle after its creation (none to come): create": {profile: created(statusSettle, cpv1alpha1.ClusterProfileStatus{}), want: 0},
 		"a property written: create":                                         {profile: created(0, withProperty), want: 0},
-		"created in the future (clocks apart): statusSettle at most":         {profile: created(-time.Hour, cpv1alpha1.ClusterProfileStatus{}), want: statusSettle},
+		"the mirror wrote the status, with no property: create": {
+			profile: writtenBy(created(0, cpv1alpha1.ClusterProfileStatus{}), clusterprofile.MirrorFieldManager, "status"), want: 0},
+		"the mirror wrote the profile, not yet its status: wait": {
+			profile: writtenBy(created(time.Second, cpv1alpha1.ClusterProfileStatus{}), clusterprofile.MirrorFieldManager, ""),
+			want:    statusSettle - time.Second},
+		"an access provider wrote the status: wait": {
+			profile: writtenBy(created(time.Second, byAnAccessProvider), "clusterprofile-access-proxy", "status"),
+			want:    statusSettle - time.Second},
+		"still no status 30 s after the create (a cold start's load): wait": {
+			profile: created(30*time.Second, cpv1alpha1.ClusterProfileStatus{}), want: statusSettle - 30*time.Second},
+		"created in the future (clocks apart): statusSettle at most": {profile: created(-time.Hour, cpv1alpha1.ClusterProfileStatus{}), want: statusSettle},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
