@@ -41,11 +41,11 @@ const (
 	ExecAPIVersion = "client.authentication.k8s.io/v1"
 
 	// statusSettle is the longest a new profile's cluster Secret waits for
-	// the mirror's status (awaitProperties), counted from the profile's
-	// creationTimestamp. The wait ends as soon as the status shows, which in
-	// a cold start of tens of thousands of profiles can be tens of seconds
-	// after the create; it runs out only when the mirror writes none (its
-	// profiles written by another mirror).
+	// the standard properties (awaitProperties), counted from the profile's
+	// creationTimestamp. The wait ends as soon as they show, which in a cold
+	// start of tens of thousands of profiles can be tens of seconds after
+	// the create; it runs out only when none come (profiles another mirror
+	// writes).
 	statusSettle = time.Minute
 )
 

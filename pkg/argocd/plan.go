@@ -2,13 +2,13 @@ package argocd
 
 import (
 	"maps"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	cpv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"open-cluster-management.io/clusterprofile-bundle/pkg/clusterprofile"
-	"open-cluster-management.io/clusterprofile-bundle/pkg/fieldmanager"
 	"open-cluster-management.io/clusterprofile-bundle/pkg/util/secretdigest"
 )
 
@@ -66,15 +66,16 @@ func upToDate(current, desired *corev1.Secret) bool {
 }
 
 // awaitProperties is how long a new profile's cluster Secret waits before
-// it is created: until the mirror has written the profile's status, which
-// carries the standard properties that become the Secret's labels, for at
-// most statusSettle from the profile's creation. The mirror creates a
-// profile and writes its status in a second request, which in a cold start
-// can come many seconds later; other writers may write the status before
-// it; created without the properties, the Secret would be written a second
-// time. 0: create now.
+// it is created: until the profile carries the standard clusterset
+// property, for at most statusSettle from the profile's creation. The
+// mirror writes the standard properties, which become the Secret's labels,
+// in a later request than the create: in the status, once the cluster's id
+// is recorded, which in a cold start can come tens of seconds later (its
+// first status write may carry the claims' properties without them).
+// Created before them, the Secret would be written a second time. 0: create
+// now.
 func awaitProperties(profile *cpv1alpha1.ClusterProfile, now time.Time) time.Duration {
-	if len(profile.Status.Properties) > 0 || fieldmanager.WrittenBy(profile, clusterprofile.MirrorFieldManager, "status") {
+	if slices.ContainsFunc(profile.Status.Properties, func(p cpv1alpha1.Property) bool { return p.Name == clusterprofile.PropertyClusterSet }) {
 		return 0
 	}
 	return min(max(profile.CreationTimestamp.Add(statusSettle).Sub(now), 0), statusSettle)
