@@ -431,7 +431,9 @@ func (r *Reconciler) execute(ctx context.Context, namespace, cluster string, sou
 		case s.collision != nil:
 			findings[s.name()] = describeHolder(s.collision.holder)
 		case s.create != nil:
-			if w := r.created.Wait(s.create.Namespace + "/" + s.create.Name); w > 0 {
+			// Reserved before it is sent: the cluster's name key and this
+			// namespace's key can run at once.
+			if w := r.created.Reserve(s.create.Namespace + "/" + s.create.Name); w > 0 {
 				log.V(4).Info("Waiting for the cache to show the synced token Secret just created", "wait", w)
 				if wait == 0 || w < wait {
 					wait = w
@@ -478,12 +480,15 @@ func (r *Reconciler) namespaceOf(s copyStep) string {
 // brought in line; anything else is a collision, never overwritten.
 func (r *Reconciler) create(ctx context.Context, want *corev1.Secret, findings map[string]string) error {
 	if err := writable(want); err != nil {
+		r.created.Seen(want.Namespace + "/" + want.Name)
 		return err
 	}
 	err := r.client.Create(ctx, want.DeepCopy(), client.FieldOwner(FieldManager))
 	metrics.SyncedSecretWrite(metrics.OpCreate, client.IgnoreAlreadyExists(err))
-	if err == nil {
-		r.created.Created(want.Namespace + "/" + want.Name)
+	if err != nil {
+		// Not created by this reconcile (failed, or the name is taken):
+		// the next one may try again at once, as when the name is freed.
+		r.created.Seen(want.Namespace + "/" + want.Name)
 	}
 	if !apierrors.IsAlreadyExists(err) {
 		return wrap(err, "creating", want)

@@ -56,6 +56,25 @@ func (c *Creations) Wait(key string) time.Duration {
 	return wait
 }
 
+// Reserve records key as created now, before the create is sent, and
+// returns 0; or, when key was created or reserved less than Patience ago,
+// records nothing and returns how long to wait. Two reconciles that may
+// create the same object at once (a controller with two kinds of keys)
+// then send one create between them. A create that fails releases the
+// record with Seen.
+func (c *Creations) Reserve(key string) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.clock.Now()
+	if at, ok := c.at[key]; ok {
+		if wait := at.Add(Patience).Sub(now); wait > 0 {
+			return wait
+		}
+	}
+	c.at[key] = now
+	return 0
+}
+
 // Seen drops key: the cache shows it.
 func (c *Creations) Seen(key string) {
 	c.mu.Lock()

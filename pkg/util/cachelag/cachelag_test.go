@@ -1,6 +1,8 @@
 package cachelag
 
 import (
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,5 +39,37 @@ func TestCreations(t *testing.T) {
 	}
 	if len(c.at) != 0 {
 		t.Errorf("records kept: %v", c.at)
+	}
+}
+
+// TestReserve: of reconciles that would create the same object at once,
+// one reserves it and sends the create; the others wait for Patience, or
+// until the create fails and releases it.
+func TestReserve(t *testing.T) {
+	clock := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	c := New(clock)
+	var reserved atomic.Int32
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if c.Reserve("a") == 0 {
+				reserved.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if got := reserved.Load(); got != 1 {
+		t.Fatalf("%d reconciles reserved the create, want 1", got)
+	}
+	if got := c.Wait("a"); got != Patience {
+		t.Errorf("after the reservation: Wait = %s, want %s", got, Patience)
+	}
+	c.Seen("a") // the create failed
+	if got := c.Reserve("a"); got != 0 {
+		t.Errorf("after a failed create: Reserve = %s, want 0", got)
+	}
+	clock.SetTime(clock.Now().Add(Patience))
+	if got := c.Reserve("a"); got != 0 {
+		t.Errorf("past Patience: Reserve = %s, want 0", got)
 	}
 }
