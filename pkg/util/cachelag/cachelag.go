@@ -15,8 +15,8 @@ import (
 // Patience is how long a reconcile trusts its own create over a cache that
 // does not show it yet: well over the time a watch event takes to arrive,
 // which in a cold start of tens of thousands of objects on a busy machine
-// can be more than 5 s (then creates were sent twice), and short enough
-// that an object deleted before the cache saw it is soon made again.
+// can be several seconds, and short enough that an object deleted before
+// the cache saw it is soon made again.
 const Patience = 30 * time.Second
 
 // Creations are the keys a reconciler created that its cache has not shown.
